@@ -1,0 +1,219 @@
+"""Refuse an inconsistent spec source, naming the file and the entry of every fault.
+
+Two stages: the files must first be well-formed (registry files against their schema, schemas
+against the 2020-12 meta-schema), since the model cannot be built from malformed ones; then the
+loaded model must hang together (refs resolve, rule IDs exist, event types match their schemas).
+Whether each example validates as its tag says is checked with the generated bindings
+(`examples.verify_examples`), because the decoder is the judge of a stream.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from .load import REGISTRY_SCHEMA, load, load_schemas, read_registry_files
+from .model import Spec
+from .schema_walk import iter_nodes, resolve_ref
+from .sources import SourceError, line_of, read_json
+
+_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+
+
+def _line_at(document: Any, path: Iterator[Any] | list[Any]) -> int:
+    """The line of the deepest located mapping on `path` inside a YAML document."""
+    line, node = line_of(document), document
+    for key in path:
+        try:
+            node = node[key]
+        except (KeyError, IndexError, TypeError):
+            break
+        line = line_of(node) or line
+    return line
+
+
+def check_files(root: Path) -> list[SourceError]:
+    """Stage one: every registry file and every schema is well-formed."""
+    errors: list[SourceError] = []
+    try:
+        registry_schema = read_json(root / REGISTRY_SCHEMA, REGISTRY_SCHEMA)
+        registries = read_registry_files(root)
+        schemas = load_schemas(root)
+    except SourceError as exc:
+        return [exc]
+    validator = Draft202012Validator(registry_schema)
+    for display, data in registries.values():
+        for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
+            shown = best_match([error])
+            entry = _entry_name(data, list(shown.absolute_path))
+            errors.append(SourceError(
+                display, _line_at(data, list(shown.absolute_path)),
+                f"{entry}does not satisfy {REGISTRY_SCHEMA}: {shown.message}",
+            ))
+    for doc in schemas.values():
+        for error in _META.iter_errors(doc.document):
+            where = "/".join(str(p) for p in error.absolute_path)
+            errors.append(SourceError(
+                doc.path or doc.id, 0,
+                f"not a valid JSON Schema 2020-12 at /{where}: {error.message}",
+            ))
+    return errors
+
+
+def _entry_name(data: Any, path: list[Any]) -> str:
+    if len(path) >= 2 and path[0] == "entries" and isinstance(path[1], int):
+        entry = data["entries"][path[1]]
+        name = entry.get("name", entry.get("value")) if isinstance(entry, dict) else None
+        return f"entry {name!r}: " if name else f"entry {path[1] + 1}: "
+    return ""
+
+
+def check_model(spec: Spec, root: Path) -> list[SourceError]:
+    """Stage two: the loaded model hangs together."""
+    return [
+        *_check_refs(spec),
+        *_check_event_types(spec, root),
+        *_check_rule_references(spec),
+        *_check_sections(spec),
+        *_check_examples_exist(spec, root),
+    ]
+
+
+def _check_refs(spec: Spec) -> Iterator[SourceError]:
+    for doc in spec.schemas.values():
+        for pointer, node in iter_nodes(doc.document):
+            ref = node.get("$ref")
+            if isinstance(ref, str) and resolve_ref(spec.schemas, doc.id, ref) is None:
+                yield SourceError(doc.path or doc.id, 0,
+                                  f"$ref {ref!r} at {pointer or '/'} does not resolve")
+
+
+def _check_event_types(spec: Spec, root: Path) -> Iterator[SourceError]:
+    by_id = {doc.path: doc for doc in spec.schemas.values() if doc.path}
+    seen: dict[str, int] = {}
+    for event in spec.event_types:
+        where = event.where
+        if event.name in seen:
+            yield SourceError(where.path, where.line,
+                              f"event type {event.name!r} is registered twice "
+                              f"(first at line {seen[event.name]})")
+        seen[event.name] = where.line
+        doc = by_id.get(event.schema_path)
+        if doc is None:
+            missing = "does not exist" if not (root / event.schema_path).exists() else "has no $id"
+            yield SourceError(where.path, where.line,
+                              f"event type {event.name!r}: schema {event.schema_path} {missing}")
+            continue
+        if doc.id != event.schema_id:
+            yield SourceError(where.path, where.line,
+                              f"event type {event.name!r}: {event.schema_path} has $id "
+                              f"{doc.id!r}, expected {event.schema_id!r}")
+        type_const = doc.document.get("properties", {}).get("type", {}).get("const")
+        if type_const != event.name:
+            yield SourceError(where.path, where.line,
+                              f"event type {event.name!r}: {event.schema_path} must fix "
+                              f"properties.type.const to {event.name!r}, found {type_const!r}")
+        place = event.lifecycle.place
+        if place not in spec.lifecycle.places:
+            yield SourceError(where.path, where.line,
+                              f"event type {event.name!r}: unknown lifecycle place {place!r}")
+        closes = event.lifecycle.closes_with
+        if closes and closes not in spec.value_registries["stop-reasons"].values:
+            yield SourceError(where.path, where.line,
+                              f"event type {event.name!r}: closes_with {closes!r} is not a "
+                              "registered stop reason")
+
+
+def _rule_references(spec: Spec) -> Iterator[tuple[str, int, str, str]]:
+    """(file, line, what, rule ID) for every place in the source that names a rule."""
+    for doc in spec.schemas.values():
+        for pointer, node in iter_nodes(doc.document):
+            if isinstance(node.get("x-rule"), str):
+                yield doc.path or doc.id, 0, f"x-rule at {pointer or '/'}", node["x-rule"]
+    for event in spec.event_types:
+        for check in event.checks:
+            yield event.where.path, event.where.line, f"check of {event.name}", check.rule
+        if event.lifecycle.expected_rule:
+            yield (event.where.path, event.where.line, f"expected count of {event.name}",
+                   event.lifecycle.expected_rule)
+    life = spec.lifecycle
+    for machine_name, machine in (("stream", life.stream), ("blocks", life.blocks)):
+        for table in (*machine.violations.values(), machine.unfinished):
+            for rule in table.values():
+                yield "registry/lifecycle.yaml", 0, f"{machine_name} table", rule
+    yield "registry/lifecycle.yaml", 0, "blocks kind_rule", life.block_kind_rule
+    yield "registry/lifecycle.yaml", 0, "blocks closes_with_rule", life.closes_with_rule
+    for decision in spec.decisions:
+        for rule in decision.rules:
+            yield decision.where.path, decision.where.line, f"decision {decision.id}", rule
+    for example in spec.examples:
+        for rule in example.expect or ():
+            yield example.where.path, example.where.line, f"example {example.file}", rule
+
+
+def _check_rule_references(spec: Spec) -> Iterator[SourceError]:
+    for path, line, what, rule in _rule_references(spec):
+        if rule not in spec.rules:
+            yield SourceError(path, line, f"{what} names rule {rule}, which does not exist")
+    decisions = {d.id for d in spec.decisions}
+    for rule in spec.rules.values():
+        if rule.decision and rule.decision not in decisions:
+            yield SourceError(rule.where.path, rule.where.line,
+                              f"rule {rule.id} names decision {rule.decision}, which does not exist")
+        if rule.basis == "decision" and not rule.decision:
+            yield SourceError(rule.where.path, rule.where.line,
+                              f"rule {rule.id} has basis decision but names no decision")
+
+
+def _check_sections(spec: Spec) -> Iterator[SourceError]:
+    anchors = {s.anchor for s in spec.sections}
+    anchors |= {f"decision-{d.id.lower()}" for d in spec.decisions}
+    for rule in spec.rules.values():
+        if rule.section not in anchors:
+            yield SourceError(rule.where.path, rule.where.line,
+                              f"rule {rule.id} names section {rule.section!r}, which does not exist")
+    for event in spec.event_types:
+        if event.reference.startswith("#") and event.reference[1:] not in anchors:
+            yield SourceError(event.where.path, event.where.line,
+                              f"event type {event.name!r} references {event.reference!r}, "
+                              "which is no section anchor")
+    for example in spec.examples:
+        if example.section not in anchors:
+            yield SourceError(example.where.path, example.where.line,
+                              f"example {example.file} names section {example.section!r}, "
+                              "which does not exist")
+
+
+def _check_examples_exist(spec: Spec, root: Path) -> Iterator[SourceError]:
+    folder = root / "spec" / "examples"
+    listed = {e.file for e in spec.examples}
+    for example in spec.examples:
+        for name in (example.file, *example.complete):
+            if not (folder / name).is_file():
+                yield SourceError(example.where.path, example.where.line,
+                                  f"example file {name} does not exist")
+    for path in sorted(folder.rglob("*")):
+        name = path.relative_to(folder).as_posix()
+        if path.is_file() and path.name != "examples.yaml" and name not in listed:
+            yield SourceError(f"spec/examples/{name}", 0, "example file is not in examples.yaml")
+
+
+def check(root: Path) -> tuple[Spec | None, list[SourceError]]:
+    """Load and check the source; the spec is None when the files are too broken to load."""
+    errors = check_files(root)
+    if errors:
+        return None, errors
+    try:
+        spec = load(root)
+    except SourceError as exc:
+        return None, [exc]
+    return spec, check_model(spec, root)
+
+
+def schema_store(spec: Spec) -> Mapping[str, Mapping[str, Any]]:
+    """The schema documents by $id, as validators and the jsonschema oracle consume them."""
+    return {schema_id: doc.document for schema_id, doc in spec.schemas.items()}

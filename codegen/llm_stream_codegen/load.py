@@ -1,0 +1,282 @@
+"""Load spec/, schemas/ and registry/ into one resolved, immutable `Spec`.
+
+Loading only reads and joins; judging consistency is `check`'s job. Anything that would make the
+join impossible (a missing file, a malformed entry) raises `SourceError` naming file and line.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .model import (
+    REGISTRY_URN,
+    Decision,
+    EventCheck,
+    EventLifecycle,
+    EventType,
+    Example,
+    Lifecycle,
+    MediaType,
+    Place,
+    Rule,
+    SchemaDoc,
+    Section,
+    Spec,
+    SpecMeta,
+    StateMachine,
+    ValueEntry,
+    ValueRegistry,
+    Where,
+)
+from .sources import SourceError, line_of, read_json, read_yaml
+
+SPEC_FILE = "spec/llm-stream.yaml"
+EXAMPLES_FILE = "spec/examples/examples.yaml"
+REGISTRY_DIR = "registry"
+SCHEMA_DIR = "schemas"
+REGISTRY_SCHEMA = "registry/registry.schema.json"
+VALUE_REGISTRIES = ("stop-reasons", "error-codes", "roles", "content-part-types")
+SOURCE_DIRS = ("spec", "schemas", "registry")
+
+
+def source_files(root: Path) -> Iterator[Path]:
+    """Every file of the spec source, in a stable order (the input of the input hash)."""
+    for folder in SOURCE_DIRS:
+        yield from sorted(p for p in (root / folder).rglob("*") if p.is_file())
+
+
+def hash_files(root: Path, files: Iterator[Path]) -> str:
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
+        digest.update(path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _require(entry: Mapping[str, Any], key: str, where: Where) -> Any:
+    if key not in entry:
+        raise SourceError(where.path, where.line, f"missing member {key!r}")
+    return entry[key]
+
+
+def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
+    return MappingProxyType(dict(mapping or {}))
+
+
+def load_schemas(root: Path) -> dict[str, SchemaDoc]:
+    schemas: dict[str, SchemaDoc] = {}
+    for path in sorted((root / SCHEMA_DIR).rglob("*.json")):
+        display = path.relative_to(root).as_posix()
+        document = read_json(path, display)
+        if not isinstance(document, dict) or not isinstance(document.get("$id"), str):
+            raise SourceError(display, 1, "a schema must be an object with a string $id")
+        if document["$id"] in schemas:
+            other = schemas[document["$id"]].path
+            raise SourceError(display, 1, f"$id {document['$id']!r} is also the $id of {other}")
+        schemas[document["$id"]] = SchemaDoc(document["$id"], display, document)
+    return schemas
+
+
+def _value_registry(name: str, data: Mapping[str, Any], display: str) -> ValueRegistry:
+    entries = tuple(
+        ValueEntry(
+            value=entry["value"],
+            description=entry["description"],
+            reference=entry["reference"],
+            status=entry["status"],
+            date=entry["date"],
+            mappings=_frozen(entry.get("mappings")),
+            reason=entry.get("reason"),
+            deprecated_reason=entry.get("deprecated_reason"),
+        )
+        for entry in data["entries"]
+    )
+    return ValueRegistry(
+        name=name,
+        title=data["title"],
+        field=data.get("field", ""),
+        reference=data["reference"],
+        entries=entries,
+        where=Where(display, line_of(data)),
+    )
+
+
+def registry_value_schema(registry: ValueRegistry) -> SchemaDoc:
+    """The schema that `$ref`s to a value registry resolve to: a string enum of its values."""
+    document = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": registry.schema_id,
+        "title": registry.title,
+        "description": f"A registered {registry.field or registry.name} (registry/{registry.name}.yaml).",
+        "type": "string",
+        "enum": list(registry.values),
+    }
+    return SchemaDoc(registry.schema_id, None, MappingProxyType(document))
+
+
+def _event_type(entry: Mapping[str, Any], display: str) -> EventType:
+    where = Where(display, line_of(entry))
+    life = _require(entry, "lifecycle", where)
+    expected = life.get("expected") or {}
+    schema_path = _require(entry, "schema", where)
+    name = _require(entry, "name", where)
+    return EventType(
+        name=name,
+        description=_require(entry, "description", where),
+        schema_path=schema_path,
+        schema_id=f"urn:ietf:params:llm-stream:event:{name}:1.0",
+        reference=_require(entry, "reference", where),
+        status=_require(entry, "status", where),
+        date=_require(entry, "date", where),
+        change_controller=_require(entry, "change_controller", where),
+        lifecycle=EventLifecycle(
+            place=life["place"],
+            block_kind=life.get("block_kind"),
+            per_block=life.get("per_block"),
+            closes_with=life.get("closes_with"),
+            expected_min=expected.get("min"),
+            expected_rule=expected.get("rule"),
+        ),
+        checks=tuple(EventCheck(c["check"], c["field"], c["rule"]) for c in entry.get("checks", [])),
+        mappings=_frozen(entry.get("mappings")),
+        where=where,
+        contact=entry.get("contact"),
+        reason=entry.get("reason"),
+        deprecated_reason=entry.get("deprecated_reason"),
+    )
+
+
+def _machine(data: Mapping[str, Any]) -> StateMachine:
+    return StateMachine(
+        initial=data["initial"],
+        final=data.get("final"),
+        states=_frozen(data["states"]),
+        transitions=_frozen({k: _frozen(v) for k, v in data["transitions"].items()}),
+        violations=_frozen({k: _frozen(v) for k, v in data["violations"].items()}),
+        unfinished=_frozen(data["unfinished"]),
+    )
+
+
+def _lifecycle(data: Mapping[str, Any]) -> Lifecycle:
+    places = {
+        name: Place(name, place["description"], place.get("min"), place.get("max"))
+        for name, place in data["places"].items()
+    }
+    blocks = data["blocks"]
+    return Lifecycle(
+        places=_frozen(places),
+        stream=_machine(data["stream"]),
+        blocks=_machine(blocks),
+        block_kind_rule=blocks["kind_rule"],
+        closes_with_rule=blocks["closes_with_rule"],
+        unfinished_blocks_after_failure_allowed=blocks.get("unfinished_after_failure") == "allowed",
+    )
+
+
+def _example(entry: Mapping[str, Any], display: str) -> Example:
+    where = Where(display, line_of(entry))
+    expect = entry.get("expect")
+    return Example(
+        file=_require(entry, "file", where),
+        title=_require(entry, "title", where),
+        section=_require(entry, "section", where),
+        kind=_require(entry, "kind", where),
+        printed=bool(entry.get("printed", False)),
+        where=where,
+        abbreviated=entry.get("abbreviated"),
+        complete=tuple(entry.get("complete", ())),
+        expect=None if expect is None else () if expect == "valid" else tuple(sorted(expect)),
+        options=_frozen(entry.get("options")),
+    )
+
+
+def read_registry_files(root: Path) -> dict[str, tuple[str, Any]]:
+    """Every registry YAML file by its `registry` name, with its display path."""
+    files: dict[str, tuple[str, Any]] = {}
+    for path in sorted((root / REGISTRY_DIR).glob("*.yaml")):
+        display = path.relative_to(root).as_posix()
+        data = read_yaml(path, display)
+        name = data.get("registry") if isinstance(data, dict) else None
+        if not isinstance(name, str):
+            raise SourceError(display, 1, "a registry file needs a string member 'registry'")
+        if name in files:
+            raise SourceError(display, 1, f"registry {name!r} is also defined in {files[name][0]}")
+        files[name] = (display, data)
+    return files
+
+
+def load(root: Path) -> Spec:
+    """Read the whole source under `root` into a `Spec`."""
+    spec_data = read_yaml(root / SPEC_FILE, SPEC_FILE)
+    registries = read_registry_files(root)
+    for needed in ("event-types", "lifecycle", "media-types", *VALUE_REGISTRIES):
+        if needed not in registries:
+            raise SourceError(REGISTRY_DIR, 0, f"no registry file defines registry {needed!r}")
+
+    rules: dict[str, Rule] = {}
+    for entry in spec_data["rules"]:
+        where = Where(SPEC_FILE, line_of(entry))
+        rule_id = _require(entry, "id", where)
+        if rule_id in rules:
+            raise SourceError(SPEC_FILE, where.line, f"rule ID {rule_id} is used twice "
+                              f"(first at line {rules[rule_id].where.line})")
+        rules[rule_id] = Rule(
+            id=rule_id,
+            section=_require(entry, "section", where),
+            keyword=_require(entry, "keyword", where),
+            basis=_require(entry, "basis", where),
+            binds=tuple(_require(entry, "binds", where)),
+            text=_require(entry, "text", where),
+            where=where,
+            decision=entry.get("decision"),
+            not_checkable=entry.get("not_checkable"),
+        )
+
+    value_registries = {
+        name: _value_registry(name, registries[name][1], registries[name][0])
+        for name in VALUE_REGISTRIES
+    }
+    schemas = load_schemas(root)
+    for registry in value_registries.values():
+        schemas[registry.schema_id] = registry_value_schema(registry)
+
+    events_display, events_data = registries["event-types"]
+    media_display, media_data = registries["media-types"]
+    examples_data = read_yaml(root / EXAMPLES_FILE, EXAMPLES_FILE)
+    meta = spec_data
+    return Spec(
+        meta=SpecMeta(
+            title=meta["title"],
+            short_title=meta["short_title"],
+            version=str(meta["version"]),
+            draft=meta["draft"],
+            revision=str(meta["revision"]),
+            status=meta["status"],
+        ),
+        sections=tuple(Section(str(s["number"]), s["anchor"], s["title"], s["summary"])
+                       for s in spec_data["sections"]),
+        rules=_frozen(rules),
+        decisions=tuple(
+            Decision(d["id"], d["title"], tuple(d["rules"]), d["decision"], d["reason"],
+                     Where(SPEC_FILE, line_of(d)))
+            for d in spec_data["decisions"]
+        ),
+        schemas=_frozen(schemas),
+        event_types=tuple(_event_type(e, events_display) for e in events_data["entries"]),
+        value_registries=_frozen(value_registries),
+        media_types=tuple(
+            MediaType(m["name"], m["status"], m["date"], m["reference"],
+                      m.get("template"), m.get("profile"))
+            for m in media_data["entries"]
+        ),
+        lifecycle=_lifecycle(registries["lifecycle"][1]),
+        examples=tuple(_example(e, EXAMPLES_FILE) for e in examples_data["examples"]),
+        input_hash=hash_files(root, source_files(root)),
+    )
+
+
+__all__ = ["REGISTRY_URN", "load", "source_files"]

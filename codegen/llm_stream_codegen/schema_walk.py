@@ -1,0 +1,64 @@
+"""Walking JSON Schema documents: every subschema with its pointer, and `$ref` resolution.
+
+Shared by the check (refs resolve, rule IDs exist) and the renderers (field tables), so that all
+agree on what counts as a subschema of 2020-12 and on how a ref is looked up.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "dependentSchemas")
+_SCHEMA_LISTS = ("allOf", "anyOf", "oneOf", "prefixItems")
+_SCHEMA_VALUES = (
+    "items", "additionalProperties", "propertyNames", "not", "if", "then", "else", "contains",
+)
+
+
+def _escape(token: str) -> str:
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def iter_nodes(schema: Mapping[str, Any], pointer: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Yield (JSON pointer, subschema) for `schema` and every object subschema inside it."""
+    yield pointer, schema
+    for key in _SCHEMA_MAPS:
+        for name, sub in (schema.get(key) or {}).items():
+            if isinstance(sub, Mapping):
+                yield from iter_nodes(sub, f"{pointer}/{key}/{_escape(name)}")
+    for key in _SCHEMA_LISTS:
+        for i, sub in enumerate(schema.get(key) or ()):
+            if isinstance(sub, Mapping):
+                yield from iter_nodes(sub, f"{pointer}/{key}/{i}")
+    for key in _SCHEMA_VALUES:
+        sub = schema.get(key)
+        if isinstance(sub, Mapping):
+            yield from iter_nodes(sub, f"{pointer}/{key}")
+
+
+def follow_pointer(document: Mapping[str, Any], fragment: str) -> Mapping[str, Any] | None:
+    """The node at a JSON pointer fragment ("" or "/$defs/x"), or None."""
+    node: Any = document
+    for token in fragment.split("/")[1:] if fragment else ():
+        token = token.replace("~1", "/").replace("~0", "~")
+        if not isinstance(node, Mapping) or token not in node:
+            return None
+        node = node[token]
+    return node if isinstance(node, Mapping) else None
+
+
+def split_ref(base_id: str, ref: str) -> tuple[str, str]:
+    """(document $id, fragment) that `ref`, found in the document `base_id`, points to."""
+    target, _, fragment = ref.partition("#")
+    return (target or base_id), fragment
+
+
+def resolve_ref(
+    schemas: Mapping[str, Any], base_id: str, ref: str
+) -> Mapping[str, Any] | None:
+    """The subschema `ref` names, or None; `schemas` maps $id to a document or to a SchemaDoc."""
+    doc_id, fragment = split_ref(base_id, ref)
+    doc = schemas.get(doc_id)
+    document = getattr(doc, "document", doc)
+    return None if document is None else follow_pointer(document, fragment)
