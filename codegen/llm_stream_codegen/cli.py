@@ -1,0 +1,53 @@
+"""The `llm-stream` command: the toolchain's subcommands, and the bindings' for streams.
+
+The stream commands (check, check-request, decode) live in the bindings (`llm_stream.cli`) so
+that they work with the runtime dependencies alone; this module imports the toolchain lazily.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+TOOLCHAIN_COMMANDS = ("generate", "registry")
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from .generate import generate
+
+    return generate(Path(args.root), check_only=args.check)
+
+
+def toolchain_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="llm-stream",
+        description="The LLM-Stream 1.0 toolchain: generate, check and register.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    generate = commands.add_parser(
+        "generate", help="regenerate every artifact from the spec source"
+    )
+    generate.add_argument("--check", action="store_true",
+                          help="write nothing; exit 1 when generated/ differs from the source")
+    generate.add_argument("--root", default=".", help="the project root (default: .)")
+    generate.set_defaults(handler=_generate)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in TOOLCHAIN_COMMANDS:
+        args = toolchain_parser().parse_args(arguments)
+        return int(args.handler(args))
+    if arguments and arguments[0] in ("-h", "--help") or not arguments:
+        toolchain_parser().print_help()
+        return 0 if arguments else 2
+    from llm_stream.cli import main as stream_main
+
+    return stream_main(arguments)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

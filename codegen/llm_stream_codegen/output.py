@@ -1,0 +1,63 @@
+"""Putting rendered artifacts on disk, or comparing them with what is there.
+
+`generated/` belongs to the generator: a file there that no renderer produced is stale and goes;
+each file is written to a temporary name and renamed, so an interrupted run never leaves a
+half-written artifact.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+
+from .render import Artifact
+
+GENERATED = "generated"
+_IGNORED_PARTS = frozenset({"__pycache__"})
+
+
+def existing_files(root: Path) -> set[str]:
+    folder = root / GENERATED
+    return {
+        p.relative_to(root).as_posix()
+        for p in folder.rglob("*")
+        if p.is_file() and not _IGNORED_PARTS.intersection(p.parts)
+    }
+
+
+def write_atomic(path: Path, content: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(content)
+        os.replace(temporary, path)
+    except BaseException:
+        os.unlink(temporary)
+        raise
+
+
+def drift(root: Path, artifacts: Iterable[Artifact]) -> list[str]:
+    """Paths whose content differs from the rendering, is missing, or is stale."""
+    wanted = {a.path: a.content for a in artifacts}
+    changed = [
+        path for path, content in wanted.items()
+        if not (root / path).is_file() or (root / path).read_bytes() != content
+    ]
+    stale = existing_files(root) - wanted.keys()
+    return sorted([*changed, *stale])
+
+
+def write(root: Path, artifacts: Iterable[Artifact]) -> list[str]:
+    """Write what changed, remove what is stale; returns the paths touched."""
+    artifacts = list(artifacts)
+    touched = drift(root, artifacts)
+    wanted = {a.path: a.content for a in artifacts}
+    for path in touched:
+        if path in wanted:
+            write_atomic(root / path, wanted[path])
+        else:
+            (root / path).unlink()
+    return touched
