@@ -1,0 +1,66 @@
+"""Sessions that regenerate and verify everything; plain `nox` runs all the verifying ones."""
+
+from __future__ import annotations
+
+import nox
+
+nox.options.default_venv_backend = "uv|virtualenv"
+nox.options.reuse_existing_virtualenvs = True
+nox.options.sessions = ["spec", "verify", "roundtrip", "tests", "lint"]
+
+PYTHON = "3.11"
+
+
+def install(session: nox.Session, *extras: str) -> None:
+    """The project, editable, with the extras the session needs."""
+    session.install("-e", f".[{','.join(('dev', *extras))}]")
+
+
+@nox.session(python=PYTHON)
+def spec(session: nox.Session) -> None:
+    """Check the spec source: schemas, registries, rules, examples."""
+    install(session)
+    session.run("llm-stream", "check-spec")
+
+
+@nox.session(python=PYTHON)
+def generate(session: nox.Session) -> None:
+    """Regenerate every artifact from the spec source."""
+    install(session)
+    session.run("llm-stream", "generate")
+
+
+@nox.session(python=PYTHON)
+def verify(session: nox.Session) -> None:
+    """Fail, listing the files, when generated/ differs from what the source gives."""
+    install(session)
+    session.run("llm-stream", "generate", "--check")
+
+
+@nox.session(python=PYTHON)
+def roundtrip(session: nox.Session) -> None:
+    """Every example through decoder, models and encoder and back; every invalid one refused."""
+    install(session)
+    session.run("pytest", "-q", "tests/test_roundtrip.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def tests(session: nox.Session) -> None:
+    """The whole pytest suite, the differential validator test included."""
+    install(session)
+    session.run("pytest", "-q", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def lint(session: nox.Session) -> None:
+    """ruff, and mypy in strict mode over llm_stream and llm_stream_codegen."""
+    install(session)
+    session.run("ruff", "check", ".")
+    session.run("mypy")
+
+
+@nox.session(python=PYTHON)
+def bench(session: nox.Session) -> None:
+    """Throughput against the peers, as ratios measured in one run."""
+    install(session, "bench")
+    session.run("python", "bench/run.py", *session.posargs)

@@ -1,0 +1,19 @@
+"""Shared fixtures: the project root and throwaway copies of the spec source."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCE_DIRS = ("spec", "schemas", "registry")
+
+
+@pytest.fixture
+def source_copy(tmp_path: Path) -> Path:
+    """A copy of spec/, schemas/ and registry/ to break without touching the real source."""
+    for folder in SOURCE_DIRS:
+        shutil.copytree(ROOT / folder, tmp_path / folder)
+    return tmp_path

@@ -1,0 +1,111 @@
+"""The spec check passes on the source and refuses each kind of inconsistency with a clear error."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from llm_stream_codegen.check import check
+
+
+def edit_json(path: Path, change: Callable[[dict], None]) -> None:
+    document = json.loads(path.read_text())
+    change(document)
+    path.write_text(json.dumps(document, indent=2) + "\n")
+
+
+def replace(path: Path, old: str, new: str, count: int = 1) -> None:
+    text = path.read_text()
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new, count))
+
+
+def errors_of(root: Path) -> list[str]:
+    _, errors = check(root)
+    return [str(e) for e in errors]
+
+
+def test_the_source_is_consistent() -> None:
+    root = Path(__file__).resolve().parent.parent
+    spec, errors = check(root)
+    assert errors == []
+    assert spec is not None and len(spec.event_types) >= 7
+
+
+def _schema_not_2020_12(root: Path) -> None:
+    edit_json(root / "schemas/tool.json", lambda d: d["properties"]["name"].update(type=5))
+
+
+def _ref_does_not_resolve(root: Path) -> None:
+    edit_json(root / "schemas/request.json",
+              lambda d: d["properties"]["tools"]["items"].update({"$ref": "urn:ietf:params:llm-stream:nope:1.0"}))
+
+
+def _registry_entry_invalid(root: Path) -> None:
+    replace(root / "registry/stop-reasons.yaml",
+            "    description: Generation reached the max_tokens limit.\n", "")
+
+
+def _event_schema_type_mismatch(root: Path) -> None:
+    edit_json(root / "schemas/events/usage.json",
+              lambda d: d["properties"]["type"].update(const="usage.report"))
+
+
+def _event_schema_missing(root: Path) -> None:
+    (root / "schemas/events/error.json").unlink()
+
+
+def _unknown_rule_in_schema(root: Path) -> None:
+    edit_json(root / "schemas/events/content.delta.json", lambda d: d.update({"x-rule": "LS-NOPE-9"}))
+
+
+def _unknown_rule_in_example(root: Path) -> None:
+    replace(root / "spec/examples/examples.yaml", "expect: valid", "expect: [LS-NOPE-7]")
+
+
+def _duplicate_rule(root: Path) -> None:
+    replace(root / "spec/llm-stream.yaml", "- {id: LS-SEQ-2,", "- {id: LS-SEQ-1,")
+
+
+def _duplicate_event_type(root: Path) -> None:
+    replace(root / "registry/event-types.yaml", "  - name: usage\n", "  - name: error\n")
+
+
+def _unknown_section(root: Path) -> None:
+    replace(root / "spec/llm-stream.yaml", "section: usage,", "section: usages,")
+
+
+def _example_file_missing(root: Path) -> None:
+    (root / "spec/examples/complete/complete-example.sse").unlink()
+
+
+def _unlisted_example(root: Path) -> None:
+    (root / "spec/examples/complete/stray.sse").write_text("event: x\n\n")
+
+
+BROKEN = {
+    "schema not 2020-12": (_schema_not_2020_12, r"schemas/tool\.json: not a valid JSON Schema 2020-12 at /properties/name/type"),
+    "$ref does not resolve": (_ref_does_not_resolve, r"schemas/request\.json: \$ref 'urn:ietf:params:llm-stream:nope:1\.0' at /properties/tools/items does not resolve"),
+    "registry entry invalid": (_registry_entry_invalid, r"registry/stop-reasons\.yaml:\d+: entry 'max_tokens': does not satisfy registry/registry\.schema\.json: 'description' is a required property"),
+    "event schema type mismatch": (_event_schema_type_mismatch, r"registry/event-types\.yaml:\d+: event type 'usage': schemas/events/usage\.json must fix properties\.type\.const to 'usage', found 'usage\.report'"),
+    "event schema missing": (_event_schema_missing, r"registry/event-types\.yaml:\d+: event type 'error': schema schemas/events/error\.json does not exist"),
+    "unknown rule in schema": (_unknown_rule_in_schema, r"schemas/events/content\.delta\.json: x-rule at / names rule LS-NOPE-9, which does not exist"),
+    "unknown rule in example": (_unknown_rule_in_example, r"spec/examples/examples\.yaml:\d+: example .* names rule LS-NOPE-7, which does not exist"),
+    "duplicate rule ID": (_duplicate_rule, r"spec/llm-stream\.yaml:\d+: rule ID LS-SEQ-1 is used twice \(first at line \d+\)"),
+    "duplicate event type": (_duplicate_event_type, r"registry/event-types\.yaml:\d+: event type 'error' is registered twice"),
+    "unknown section": (_unknown_section, r"spec/llm-stream\.yaml:\d+: rule LS-USAGE-\d names section 'usages', which does not exist"),
+    "example file missing": (_example_file_missing, r"spec/examples/examples\.yaml:\d+: example file complete/complete-example\.sse does not exist"),
+    "example not listed": (_unlisted_example, r"spec/examples/complete/stray\.sse: example file is not in examples\.yaml"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(BROKEN))
+def test_each_kind_of_inconsistency_is_refused(kind: str, source_copy: Path) -> None:
+    breaking, expected = BROKEN[kind]
+    breaking(source_copy)
+    errors = errors_of(source_copy)
+    assert any(re.search(expected, e) for e in errors), errors
