@@ -11,13 +11,19 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-TOOLCHAIN_COMMANDS = ("generate", "registry")
+TOOLCHAIN_COMMANDS = ("generate", "check-spec", "registry")
 
 
 def _generate(args: argparse.Namespace) -> int:
     from .generate import generate
 
     return generate(Path(args.root), check_only=args.check)
+
+
+def _check_spec(args: argparse.Namespace) -> int:
+    from .generate import check_spec
+
+    return check_spec(Path(args.root))
 
 
 def toolchain_parser() -> argparse.ArgumentParser:
@@ -33,6 +39,11 @@ def toolchain_parser() -> argparse.ArgumentParser:
                           help="write nothing; exit 1 when generated/ differs from the source")
     generate.add_argument("--root", default=".", help="the project root (default: .)")
     generate.set_defaults(handler=_generate)
+    spec = commands.add_parser(
+        "check-spec", help="check the spec source and judge every example as tagged"
+    )
+    spec.add_argument("--root", default=".", help="the project root (default: .)")
+    spec.set_defaults(handler=_check_spec)
     return parser
 
 

@@ -1,4 +1,8 @@
-"""`llm-stream generate`: check the source, render every artifact, write or compare."""
+"""`llm-stream generate` and `llm-stream check-spec`: check the source, render, write or compare.
+
+The examples are judged last, by the bindings just written (or, with --check, by the bindings on
+disk, which equal the rendering when nothing drifted).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,34 @@ import sys
 from pathlib import Path
 
 from .check import check
+from .examples import verify_in_subprocess
 from .output import drift, write
 from .render import render_all
+from .sources import SourceError
+
+
+def _report(errors: list[SourceError]) -> None:
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+
+
+def check_spec(root: Path) -> int:
+    """The spec check alone: the source is consistent and every example is judged as tagged."""
+    spec, errors = check(root)
+    if spec is not None and not errors:
+        errors = verify_in_subprocess(root)
+    _report(errors)
+    if errors:
+        print(f"{len(errors)} error(s) in the spec source.", file=sys.stderr)
+        return 1
+    print(f"the spec source is consistent: {len(spec.rules) if spec else 0} rules, "
+          f"{len(spec.examples) if spec else 0} examples judged as tagged.")
+    return 0
 
 
 def generate(root: Path, *, check_only: bool = False) -> int:
     spec, errors = check(root)
-    for error in errors:
-        print(f"error: {error}", file=sys.stderr)
+    _report(errors)
     if spec is None or errors:
         print(f"{len(errors)} error(s) in the spec source; nothing written.", file=sys.stderr)
         return 1
@@ -26,10 +50,13 @@ def generate(root: Path, *, check_only: bool = False) -> int:
             print(f"{len(differing)} generated file(s) differ from the source; "
                   "run `llm-stream generate`.", file=sys.stderr)
             return 1
-        print(f"generated/ is up to date ({len(artifacts)} files).")
-        return 0
-    touched = write(root, artifacts)
-    for path in touched:
-        print(f"wrote {path}" if (root / path).exists() else f"removed {path}")
-    print(f"{len(artifacts)} artifacts, {len(touched)} changed.")
+    else:
+        for path in write(root, artifacts):
+            print(f"wrote {path}" if (root / path).exists() else f"removed {path}")
+    example_errors = verify_in_subprocess(root)
+    _report(example_errors)
+    if example_errors:
+        return 1
+    verdict = "up to date" if check_only else "written"
+    print(f"{len(artifacts)} artifacts {verdict}; every example judged as tagged.")
     return 0

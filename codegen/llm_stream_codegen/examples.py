@@ -1,0 +1,84 @@
+"""Judge every tagged example with the generated bindings: valid ones pass, invalid ones fail
+with exactly the rules their tag names.
+
+The bindings are the judge because the decoder is what decides a stream's conformance; run as
+`python -m llm_stream_codegen.examples ROOT` it does so in a fresh interpreter, so that freshly
+generated bindings are the ones imported.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .model import Example, Spec
+from .sources import SourceError
+
+EXAMPLES_DIR = Path("spec/examples")
+CHECKED_KINDS = frozenset({"stream", "http-response", "events", "request", "message"})
+
+
+def diagnose(example: Example, root: Path) -> list[Any]:
+    """The diagnostics the bindings report for one example (Diagnostic or SchemaError)."""
+    from llm_stream.cli import decode_file, declared_tools
+    from llm_stream.decoder import Decoder
+    from llm_stream.request import check_request_text
+    from llm_stream.validators import validate_message
+
+    folder = root / EXAMPLES_DIR
+    path = folder / example.file
+    options = dict(example.options)
+    if example.kind in ("stream", "http-response", "events"):
+        tools_file = options.pop("tools", None)
+        tools = declared_tools(str(folder / tools_file)) if tools_file else None
+        decoder = Decoder(tools=tools, lifecycle=example.kind != "events", **options)
+        return decode_file(str(path), decoder)[1]
+    text = path.read_text(encoding="utf-8")
+    if example.kind == "request":
+        return check_request_text(text)
+    return validate_message(json.loads(text))
+
+
+def verify_examples(spec: Spec, root: Path) -> list[SourceError]:
+    """One error per example whose diagnostics differ from its tag."""
+    errors = []
+    for example in spec.examples:
+        if example.expect is None or example.kind not in CHECKED_KINDS:
+            continue
+        found = tuple(sorted(d.rule for d in diagnose(example, root)))
+        if found != example.expect:
+            wanted = "valid" if not example.expect else ", ".join(example.expect)
+            got = "none" if not found else ", ".join(found)
+            errors.append(SourceError(
+                example.where.path, example.where.line,
+                f"example {example.file} should be {wanted}, but the bindings report {got}",
+            ))
+    return errors
+
+
+def verify_in_subprocess(root: Path) -> list[SourceError]:
+    """`verify_examples` in a fresh interpreter, against the bindings now on disk."""
+    result = subprocess.run(
+        [sys.executable, "-m", "llm_stream_codegen.examples", str(root)],
+        capture_output=True, text=True, check=False,
+    )
+    if result.returncode not in (0, 1):
+        return [SourceError("spec/examples/examples.yaml", 0,
+                            f"the bindings could not judge the examples:\n{result.stderr}")]
+    return [SourceError(e["path"], e["line"], e["message"]) for e in json.loads(result.stdout)]
+
+
+def main() -> int:
+    from .load import load
+
+    root = Path(sys.argv[1])
+    errors = verify_examples(load(root), root)
+    print(json.dumps([{"path": e.path, "line": e.line, "message": e.message} for e in errors]))
+    return 1 if errors else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

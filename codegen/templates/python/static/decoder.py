@@ -1,0 +1,339 @@
+"""The sans-IO LLM-Stream decoder: bytes in, events and diagnostics out (draft section 5.1).
+
+Four layers, each its own module and usable alone: SSE framing (`sse`), the JSON envelope checked
+by the generated validators (`validators`), the lifecycle state machine whose tables come from
+the registry (`lifecycle`), and typed events (`models`). No sockets, threads or event loops:
+callers feed whatever bytes arrive and get back whatever events completed, in the manner of h11.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from . import lifecycle as life
+from .diagnostics import Diagnostic, LLMStreamError, Severity
+from .models import EVENT_MODELS, EventEnvelope, UnknownEvent
+from .rules import severity
+from .sse import SSEDecoder, SSEEvent
+from .validators import is_valid_event, validate_event
+
+try:
+    from orjson import loads as _fast_loads
+except ImportError:  # orjson is optional: the standard library is the fallback
+    _fast_loads = None
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _strict_loads(text: str) -> Any:
+    """The standard library's parser without its NaN/Infinity extension, which JSON forbids."""
+    return json.loads(text, parse_constant=_reject_constant)
+
+
+def loads(text: str) -> Any:
+    """Parse one JSON text; orjson when installed, the standard library for what it refuses
+    (integers beyond 64 bits are JSON too), ValueError when it is not JSON at all."""
+    if _fast_loads is not None:
+        try:
+            return _fast_loads(text)
+        except ValueError:
+            pass
+    return _strict_loads(text)
+
+
+Event = EventEnvelope | dict[str, Any]
+"""A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
+
+
+
+class Decoder:
+    """Decode one LLM-Stream response body incrementally.
+
+    `feed(data)` returns the events that `data` completed; `close()` ends the body and returns
+    what remains. Every problem becomes a `Diagnostic` in `diagnostics`, carrying the rule it
+    breaks and the line it is on; events that fail their schema are reported and not returned.
+    With `strict=True` the first error raises `LLMStreamError` instead. `typed=False` returns the
+    JSON objects as dicts, skipping model construction. `tools` is the set of tool names the
+    request declared; given, every tool.call is checked against it (draft section 8.2).
+    `lifecycle=False` checks events one by one (framing, envelope, schema) without order,
+    for excerpts of a stream.
+    """
+
+    def __init__(
+        self,
+        *,
+        typed: bool = True,
+        strict: bool = False,
+        tools: Iterable[str] | None = None,
+        lifecycle: bool = True,
+        max_line_bytes: int = 1 << 20,
+        max_event_bytes: int = 8 << 20,
+    ) -> None:
+        self.typed = typed
+        self.strict = strict
+        self.tools = None if tools is None else frozenset(tools)
+        self.lifecycle = lifecycle
+        self.diagnostics: list[Diagnostic] = []
+        self._sse = SSEDecoder(max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes)
+        self._state = life.STREAM_INITIAL
+        self._first = True
+        self._expected_seq = 0
+        self._last_line = 0
+        self._pending: SSEEvent | None = None
+        self._blocks: dict[int, str] = {}
+        self._block_kinds: dict[int, str] = {}
+        self._block_counts: dict[tuple[int, str], int] = {}
+        self._counts: dict[str, int] = {}
+        self._seen: dict[tuple[str, str], set[Any]] = {}
+        self._last_value: dict[tuple[str, str], Any] = {}
+        self._closes_with: dict[int, tuple[str, str]] = {}
+        self._failed = False
+        self._closed = False
+
+    # -- input ------------------------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[Event]:
+        """Decode the bytes that arrived; returns the events they completed, in order."""
+        if self._closed:
+            raise RuntimeError("feed() after close()")
+        sse_events = self._sse.feed(data)
+        self._drain_sse()
+        return self._events(sse_events)
+
+    def close(self) -> list[Event]:
+        """End of body: report an unfinished stream and return any last events."""
+        if self._closed:
+            return []
+        self._closed = True
+        events = self._events(self._sse.close())
+        self._drain_sse()
+        self._flush_pending()
+        rule = life.STREAM_UNFINISHED.get(self._state) if self.lifecycle else None
+        if rule is not None:
+            self._report(rule, self._last_line, "the body ended without stream.end")
+        return events
+
+    # -- layers -----------------------------------------------------------------------------
+
+    def _drain_sse(self) -> None:
+        if self._sse.diagnostics:
+            for diagnostic in self._sse.diagnostics:
+                self._add(diagnostic)
+            self._sse.diagnostics.clear()
+
+    def _events(self, sse_events: list[SSEEvent]) -> list[Event]:
+        out: list[Event] = []
+        for sse in sse_events:
+            self._last_line = sse.line
+            obj = self._parse(sse)
+            if obj is None:
+                continue
+            event = self._event(obj, sse.type, sse.line)
+            if event is not None:
+                out.append(event)
+        return out
+
+    def _parse(self, sse: SSEEvent) -> dict[str, Any] | None:
+        """The event's JSON object, joining an envelope split across two events (LS-SSE-3)."""
+        try:
+            obj = loads(sse.data)
+        except ValueError:
+            pending = self._pending
+            if pending is not None:
+                self._pending = None
+                try:
+                    joined = loads(pending.data + "\n" + sse.data)
+                except ValueError:
+                    self._not_json(pending)
+                    self._pending = sse
+                    return None
+                if isinstance(joined, dict):
+                    self._report("LS-SSE-3", pending.line,
+                                 f"one JSON envelope is split across the events at lines "
+                                 f"{pending.line} and {sse.line}")
+                    return joined
+                self._not_json(pending)
+                self._not_json(sse)
+                return None
+            self._pending = sse
+            return None
+        self._flush_pending()
+        if type(obj) is not dict:
+            self._expected_seq += 1
+            self._report("LS-SSE-2", sse.line,
+                         f"data must be one JSON object, got {_json_kind(obj)}")
+            return None
+        return obj
+
+    def _flush_pending(self) -> None:
+        if self._pending is not None:
+            self._not_json(self._pending)
+            self._pending = None
+
+    def _not_json(self, sse: SSEEvent) -> None:
+        self._expected_seq += 1
+        preview = sse.data if len(sse.data) <= 60 else sse.data[:57] + "..."
+        self._report("LS-SSE-2", sse.line, f"data is not one complete JSON object: {preview!r}")
+
+    def _event(self, obj: dict[str, Any], sse_type: str, line: int) -> Event | None:
+        kind = obj.get("type")
+        registered = kind in life.PLACES
+        if type(kind) is str and kind != sse_type:
+            self._report("LS-ENV-4", line,
+                         f"the event: field is {sse_type!r} but the JSON type is {kind!r}")
+        valid = is_valid_event(obj)
+        if not valid:
+            for error in validate_event(obj):
+                self._report(error.rule, line, error.message)
+        if type(kind) is str and not registered:
+            self._report("LS-TYPE-1", line, f"{kind!r} is not a registered event type")
+        if self.lifecycle:
+            if type(kind) is str:
+                self._sequence(obj, kind, line)
+                self._lifecycle(obj, kind, line)
+            else:
+                self._sequence(obj, "", line)
+        if not valid:
+            return None
+        if not self.typed:
+            return obj
+        model = EVENT_MODELS.get(kind, UnknownEvent) if type(kind) is str else UnknownEvent
+        return model.model_validate(obj)
+
+    def _sequence(self, obj: dict[str, Any], kind: str, line: int) -> None:
+        seq = obj.get("seq")
+        if type(seq) is not int:
+            self._expected_seq += 1
+            return
+        if self._first and life.PLACES.get(kind) == "first":
+            if seq != 0:
+                self._report("LS-SEQ-1", line, f"stream.start must have seq 0, got {seq}")
+        elif seq != self._expected_seq:
+            self._report("LS-SEQ-2", line, f"seq is {seq}, expected {self._expected_seq}")
+        self._first = False
+        self._expected_seq = seq + 1
+
+    def _lifecycle(self, obj: dict[str, Any], kind: str, line: int) -> None:
+        place = life.PLACES.get(kind, life.UNREGISTERED_PLACE)
+        state = self._state
+        target = life.STREAM_TRANSITIONS.get((state, place))
+        if target is None:
+            rule = life.STREAM_VIOLATIONS[(state, place)]
+            why = life.STREAM_STATES[state].rstrip(".").lower()
+            self._report(rule, line, f"{kind} is not allowed in state {state} ({why})")
+            return
+        self._state = target
+        if target == life.FAILED_STATE:
+            self._failed = True
+        self._counts[kind] = self._counts.get(kind, 0) + 1
+        if place in ("block", "block-end"):
+            self._block(obj, kind, place, line)
+        checks = life.FIELD_CHECKS.get(kind)
+        if checks:
+            for check, field, rule in checks:
+                self._field_check(check, kind, field, obj.get(field), rule, line)
+        if target == life.STREAM_FINAL:
+            self._at_end(line)
+
+    def _block(self, obj: dict[str, Any], kind: str, place: str, line: int) -> None:
+        index = obj.get("index")
+        if type(index) is not int:
+            return
+        state = self._blocks.get(index, life.BLOCK_INITIAL)
+        target = life.BLOCK_TRANSITIONS.get((state, place))
+        if target is None:
+            rule = life.BLOCK_VIOLATIONS[(state, place)]
+            what = "content" if place == "block" else "a second content.stop"
+            self._report(rule, line, f"{what} for block {index} after its content.stop")
+            return
+        self._blocks[index] = target
+        if place == "block":
+            block_kind = life.BLOCK_KINDS.get(kind)
+            if block_kind is not None:
+                established = self._block_kinds.setdefault(index, block_kind)
+                if established != block_kind:
+                    self._report(life.BLOCK_KIND_RULE, line,
+                                 f"{kind} in block {index}, which holds {established} content")
+            key = (index, kind)
+            count = self._block_counts.get(key, 0) + 1
+            self._block_counts[key] = count
+            limit = life.PER_BLOCK.get(kind)
+            if limit is not None and count > limit:
+                self._report(life.BLOCK_KIND_RULE, line,
+                             f"block {index} holds {count} {kind} events, at most {limit}")
+            wanted = life.CLOSES_WITH.get(kind)
+            if wanted is not None:
+                self._closes_with[index] = (kind, wanted)
+        else:
+            reason = obj.get("stop_reason")
+            member, wanted = self._closes_with.get(index, ("", reason))
+            if reason != wanted:
+                self._report(life.CLOSES_WITH_RULE, line,
+                             f"block {index} holds a {member}, so it closes with "
+                             f"stop_reason {wanted!r}, not {reason!r}")
+
+    def _field_check(
+        self, check: str, kind: str, field: str, value: Any, rule: str, line: int
+    ) -> None:
+        if check == "json-text":
+            if type(value) is str:
+                try:
+                    loads(value)
+                except ValueError:
+                    self._report(rule, line, f"{kind} {field} is not JSON text")
+        elif check == "unique":
+            seen = self._seen.setdefault((kind, field), set())
+            if type(value) is str or type(value) is int:
+                if value in seen:
+                    self._report(rule, line, f"{kind} {field} {value!r} is used twice")
+                seen.add(value)
+        elif check == "declared-tool":
+            if self.tools is not None and type(value) is str and value not in self.tools:
+                declared = ", ".join(sorted(self.tools)) or "none"
+                self._report(rule, line, f"tool {value!r} was not declared (declared: {declared})")
+        elif check == "non-decreasing":
+            if type(value) is int:
+                key = (kind, field)
+                last = self._last_value.get(key)
+                if last is not None and value < last:
+                    self._report(rule, line,
+                                 f"{kind} {field} fell from {last} to {value}; usage events "
+                                 "carry running totals")
+                self._last_value[key] = value
+
+    def _at_end(self, line: int) -> None:
+        if not (self._failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
+            for index in sorted(self._blocks):
+                rule = life.BLOCK_UNFINISHED.get(self._blocks[index])
+                if rule is not None:
+                    self._report(rule, line, f"block {index} was never closed by content.stop")
+        for kind, (minimum, rule) in life.EXPECTED.items():
+            count = self._counts.get(kind, 0)
+            if count < minimum:
+                self._report(rule, line, f"the stream carried {count} {kind} event(s), "
+                                         f"expected at least {minimum}")
+
+    # -- reporting --------------------------------------------------------------------------
+
+    def _report(self, rule: str, line: int, message: str) -> None:
+        self._add(Diagnostic(rule, line, message, severity(rule)))
+
+    def _add(self, diagnostic: Diagnostic) -> None:
+        self.diagnostics.append(diagnostic)
+        if self.strict and diagnostic.severity is Severity.ERROR:
+            raise LLMStreamError(diagnostic)
+
+    @property
+    def conforming(self) -> bool:
+        """No error so far (warnings do not count)."""
+        return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+
+def _json_kind(value: object) -> str:
+    return {list: "an array", str: "a string", bool: "a boolean", type(None): "null"}.get(
+        type(value), "a number"
+    )
