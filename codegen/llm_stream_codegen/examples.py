@@ -65,10 +65,12 @@ def verify_in_subprocess(root: Path) -> list[SourceError]:
         [sys.executable, "-m", "llm_stream_codegen.examples", str(root)],
         capture_output=True, text=True, check=False,
     )
-    if result.returncode not in (0, 1):
+    try:
+        found = json.loads(result.stdout)
+    except ValueError:
         return [SourceError("spec/examples/examples.yaml", 0,
                             f"the bindings could not judge the examples:\n{result.stderr}")]
-    return [SourceError(e["path"], e["line"], e["message"]) for e in json.loads(result.stdout)]
+    return [SourceError(e["path"], e["line"], e["message"]) for e in found]
 
 
 def main() -> int:

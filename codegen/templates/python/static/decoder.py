@@ -34,6 +34,10 @@ def _strict_loads(text: str) -> Any:
     return json.loads(text, parse_constant=_reject_constant)
 
 
+_parse_json = _fast_loads or _strict_loads
+"""The first try on the hot path; `loads` decides what it refuses."""
+
+
 def loads(text: str) -> Any:
     """Parse one JSON text; orjson when installed, the standard library for what it refuses
     (integers beyond 64 bits are JSON too), ValueError when it is not JSON at all."""
@@ -44,6 +48,14 @@ def loads(text: str) -> Any:
             pass
     return _strict_loads(text)
 
+
+_STEADY_KINDS = frozenset(
+    kind for kind, place in life.PLACES.items()
+    if place == "block" and kind in life.BLOCK_KINDS and kind not in life.PER_BLOCK
+    and kind not in life.CLOSES_WITH and kind not in life.FIELD_CHECKS
+    and kind not in life.EXPECTED
+)
+"""Block event types whose repetition in an open block changes no state but seq."""
 
 Event = EventEnvelope | dict[str, Any]
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
@@ -91,6 +103,7 @@ class Decoder:
         self._seen: dict[tuple[str, str], set[Any]] = {}
         self._last_value: dict[tuple[str, str], Any] = {}
         self._closes_with: dict[int, tuple[str, str]] = {}
+        self._steady: dict[object, str] = {}
         self._failed = False
         self._closed = False
 
@@ -126,16 +139,39 @@ class Decoder:
             self._sse.diagnostics.clear()
 
     def _events(self, sse_events: list[SSEEvent]) -> list[Event]:
+        """The hot loop. A valid event that continues an open block in the expected order
+        changes nothing but the next seq, so it skips the general path (`_general`)."""
         out: list[Event] = []
+        append = out.append
+        steady = self._steady
+        typed = self.typed
         for sse in sse_events:
-            self._last_line = sse.line
-            obj = self._parse(sse)
-            if obj is None:
-                continue
-            event = self._event(obj, sse.type, sse.line)
+            if self._pending is None:
+                try:
+                    obj = _parse_json(sse.data)
+                except ValueError:
+                    obj = None
+                if type(obj) is dict:
+                    kind = obj.get("type")
+                    if (
+                        kind == sse.type
+                        and steady.get(obj.get("index")) == kind
+                        and obj.get("seq") == self._expected_seq
+                        and is_valid_event(obj)
+                    ):
+                        self._expected_seq += 1
+                        append(EVENT_MODELS[kind].model_validate(obj) if typed else obj)
+                        continue
+            event = self._general(sse)
             if event is not None:
-                out.append(event)
+                append(event)
+        if sse_events:
+            self._last_line = sse_events[-1].line
         return out
+
+    def _general(self, sse: SSEEvent) -> Event | None:
+        obj = self._parse(sse)
+        return None if obj is None else self._event(obj, sse.type, sse.line)
 
     def _parse(self, sse: SSEEvent) -> dict[str, Any] | None:
         """The event's JSON object, joining an envelope split across two events (LS-SSE-3)."""
@@ -226,7 +262,9 @@ class Decoder:
             why = life.STREAM_STATES[state].rstrip(".").lower()
             self._report(rule, line, f"{kind} is not allowed in state {state} ({why})")
             return
-        self._state = target
+        if target != state:
+            self._state = target
+            self._steady.clear()
         if target == life.FAILED_STATE:
             self._failed = True
         self._counts[kind] = self._counts.get(kind, 0) + 1
@@ -251,6 +289,8 @@ class Decoder:
             self._report(rule, line, f"{what} for block {index} after its content.stop")
             return
         self._blocks[index] = target
+        if target != state:
+            self._steady.pop(index, None)
         if place == "block":
             block_kind = life.BLOCK_KINDS.get(kind)
             if block_kind is not None:
@@ -268,6 +308,12 @@ class Decoder:
             wanted = life.CLOSES_WITH.get(kind)
             if wanted is not None:
                 self._closes_with[index] = (kind, wanted)
+            elif (
+                kind in _STEADY_KINDS
+                and established == block_kind
+                and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
+            ):
+                self._steady[index] = kind
         else:
             reason = obj.get("stop_reason")
             member, wanted = self._closes_with.get(index, ("", reason))
