@@ -64,3 +64,21 @@ def bench(session: nox.Session) -> None:
     """Throughput against the peers, as ratios measured in one run."""
     install(session, "bench")
     session.run("python", "bench/run.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def docs(session: nox.Session) -> None:
+    """Build the documentation site into site-build/, failing on any warning."""
+    install(session)
+    session.run("mkdocs", "build", "--strict", "-f", "site/mkdocs.yml", *session.posargs)
+
+
+@nox.session(python=PYTHON)
+def docs_browser(session: nox.Session) -> None:
+    """Build the site, serve it on loopback and drive it with headless Chromium (Debian's
+    /usr/bin/chromium, no browser download): field tables, rule anchors, search, dark mode.
+    Screenshots go to artifacts/."""
+    install(session)
+    session.install("playwright>=1.45")
+    session.run("pytest", "-q", "tests/browser", *session.posargs,
+                env={"LLM_STREAM_BROWSER": "1"})

@@ -91,10 +91,13 @@ Renderer = Callable[[Spec], Iterator[Artifact]]
 
 def renderers() -> tuple[Renderer, ...]:
     """Every renderer, in output order; each module of codegen adds its own artifacts here."""
+    from .render_docs import render_docs
     from .render_models import render_models
+    from .render_registry import render_registry
     from .render_validators import render_validators
 
-    return (static_python, rendered_python, render_models, render_validators)
+    return (static_python, rendered_python, render_models, render_validators, render_docs,
+            render_registry)
 
 
 def render_all(spec: Spec) -> list[Artifact]:

@@ -1,0 +1,229 @@
+"""The registries as IANA publishes its own, each as XML, CSV and JSON under generated/registry.
+
+Every registry becomes a `RegistryTable` first, the one shape that the downloads here and the
+registry pages of the documentation (`render_docs`) both print, so the site and the files cannot
+disagree. The XML follows IANA's registry format (namespace http://www.iana.org/assignments:
+`registry`, `title`, `registration_rule`, `note`, `record` with `value`, `description`, `status` and
+`xref`); the CSV has one header row and one row a record (RFC 4180, CRLF line ends); the JSON holds
+the same fields as the XML.
+
+The registry files' own metadata (title, registration policy, note) is not part of the resolved
+`Spec`, so it is read here from registry/*.yaml of the source tree the codegen package sits in.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from xml.sax.saxutils import escape, quoteattr
+
+from .load import read_registry_files
+from .model import Spec
+from .render import TEMPLATES, Artifact, environment, inputs_hash, markup_header
+
+SOURCE_ROOT = TEMPLATES.parent.parent
+REGISTRY_OUT = "generated/registry"
+XML_TEMPLATE = "registry/registry.xml.j2"
+IANA_NAMESPACE = "http://www.iana.org/assignments"
+# The registries published, in the order the documentation lists them. (The lifecycle file is a
+# state machine, not a registry of values, and is rendered by the documentation only.)
+PUBLISHED = ("event-types", "stop-reasons", "error-codes", "roles", "content-part-types",
+             "media-types")
+FORMATS = ("xml", "csv", "json")
+
+
+@dataclass(frozen=True)
+class Xref:
+    """A reference in IANA's terms: `draft` (data: the draft name) or `text` (no data)."""
+
+    type: str
+    data: str | None
+    text: str
+    anchor: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "data": self.data, "text": self.text, "anchor": self.anchor}
+
+
+@dataclass(frozen=True)
+class Record:
+    value: str
+    description: str
+    xref: Xref
+    status: str
+    date: str
+    extra: tuple[tuple[str, str], ...] = ()
+    """Further columns of this registry, as (element name, value)."""
+
+
+@dataclass(frozen=True)
+class RegistryTable:
+    id: str
+    title: str
+    value_label: str
+    registration_rule: str | None
+    xref: Xref
+    note: str | None
+    extra_columns: tuple[tuple[str, str], ...]
+    """(element name, column label) of the columns beyond value, description, reference,
+    status and date."""
+    records: tuple[Record, ...]
+
+    @property
+    def created(self) -> str:
+        return min(record.date for record in self.records)
+
+    @property
+    def updated(self) -> str | None:
+        latest = max(record.date for record in self.records)
+        return None if latest == self.created else latest
+
+    def download(self, fmt: str) -> str:
+        return f"{self.id}.{fmt}"
+
+
+def xref(spec: Spec, reference: str) -> Xref:
+    """The IANA reference for a source `reference`: "#section-anchor" or "#decision-<id>"."""
+    anchor = reference.removeprefix("#")
+    section = spec.section(anchor)
+    if section is not None:
+        text = f"{spec.meta.draft}, Section {section.number}: {section.title}"
+        return Xref("draft", spec.meta.draft, text, anchor)
+    for decision in spec.decisions:
+        if anchor == "decision-" + decision.id.lower():
+            text = f"{spec.meta.short_title} reference toolchain, decision {decision.id}: " \
+                   f"{decision.title}"
+            return Xref("text", None, text, anchor)
+    return Xref("text", None, reference, anchor)
+
+
+def registry_metadata(root: Path = SOURCE_ROOT) -> dict[str, Mapping[str, Any]]:
+    """Each registry file's own members (title, reference, policy, note) by its registry name."""
+    return {name: data for name, (_, data) in read_registry_files(root).items()}
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else " ".join(str(value).split())
+
+
+def registry_tables(spec: Spec) -> tuple[RegistryTable, ...]:
+    """Every published registry, as the rows the XML, CSV, JSON and the site print."""
+    tables: list[RegistryTable] = []
+    metadata = registry_metadata()
+    for name in PUBLISHED:
+        meta = metadata[name]
+        extra_columns: tuple[tuple[str, str], ...] = ()
+        if name == "event-types":
+            value_label = "Event Type"
+            extra_columns = (("change_controller", "Change Controller"),)
+            records = tuple(
+                Record(e.name, e.description, xref(spec, e.reference), e.status, e.date,
+                       (("change_controller", e.change_controller),))
+                for e in spec.event_types
+            )
+        elif name == "media-types":
+            value_label = "Media Type"
+            records = tuple(
+                Record(m.name, _media_description(spec, m.reference), xref(spec, m.reference),
+                       m.status, m.date)
+                for m in spec.media_types
+            )
+        else:
+            value_label = "Value"
+            records = tuple(
+                Record(v.value, v.description, xref(spec, v.reference), v.status, v.date)
+                for v in spec.value_registries[name].entries
+            )
+        tables.append(RegistryTable(
+            id=name,
+            title=str(meta["title"]),
+            value_label=value_label,
+            registration_rule=_text(meta.get("policy")),
+            xref=xref(spec, str(meta["reference"])),
+            note=_text(meta.get("note")),
+            extra_columns=extra_columns,
+            records=records,
+        ))
+    return tuple(tables)
+
+
+def _media_description(spec: Spec, reference: str) -> str:
+    """A media type's description: the summary of the section that defines it."""
+    section = spec.section(reference.removeprefix("#"))
+    return section.summary if section is not None else ""
+
+
+def _xml_text(value: str) -> str:
+    return escape(value)
+
+
+def _xml_attr(value: str) -> str:
+    return quoteattr(value)
+
+
+def render_xml(spec: Spec, table: RegistryTable) -> bytes:
+    env = environment()
+    env.filters["xml"] = _xml_text
+    env.filters["xmlattr"] = _xml_attr
+    header = markup_header(spec, f"registry/{table.id}.yaml and codegen/templates/{XML_TEMPLATE}",
+                           inputs_hash(spec, XML_TEMPLATE))
+    body = env.get_template(XML_TEMPLATE).render(
+        spec=spec, table=table, header=header.rstrip("\n"), namespace=IANA_NAMESPACE
+    )
+    return body.encode()
+
+
+def csv_reference(ref: Xref) -> str:
+    """A reference the way IANA's CSV files print one: in brackets."""
+    return f"[{ref.text}]"
+
+
+def render_csv(table: RegistryTable) -> bytes:
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow([table.value_label, "Description", "Reference", "Status", "Date",
+                     *(label for _, label in table.extra_columns)])
+    for record in table.records:
+        writer.writerow([record.value, record.description, csv_reference(record.xref),
+                         record.status, record.date, *(value for _, value in record.extra)])
+    return out.getvalue().encode()
+
+
+def render_json(table: RegistryTable) -> bytes:
+    document = {
+        "id": table.id,
+        "title": table.title,
+        "created": table.created,
+        "updated": table.updated,
+        "registration_rule": table.registration_rule,
+        "reference": table.xref.as_dict(),
+        "note": table.note,
+        "records": [
+            {
+                "value": record.value,
+                "description": record.description,
+                "status": record.status,
+                "date": record.date,
+                "reference": record.xref.as_dict(),
+                **dict(record.extra),
+            }
+            for record in table.records
+        ],
+    }
+    return (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode()
+
+
+def render_registry(spec: Spec) -> Iterator[Artifact]:
+    """generated/registry/<registry>.xml, .csv and .json for every published registry."""
+    for table in registry_tables(spec):
+        yield Artifact(f"{REGISTRY_OUT}/{table.download('xml')}", render_xml(spec, table))
+        yield Artifact(f"{REGISTRY_OUT}/{table.download('csv')}", render_csv(table))
+        yield Artifact(f"{REGISTRY_OUT}/{table.download('json')}", render_json(table))
+
+
+__all__ = ["FORMATS", "PUBLISHED", "RegistryTable", "registry_tables", "render_registry", "xref"]
