@@ -111,7 +111,8 @@ def registry_value_schema(registry: ValueRegistry) -> SchemaDoc:
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": registry.schema_id,
         "title": registry.title,
-        "description": f"A registered {registry.field or registry.name} (registry/{registry.name}.yaml).",
+        "description": f"A registered {registry.field or registry.name} "
+                       f"(registry/{registry.name}.yaml).",
         "type": "string",
         "enum": list(registry.values),
     }
@@ -141,7 +142,9 @@ def _event_type(entry: Mapping[str, Any], display: str) -> EventType:
             expected_min=expected.get("min"),
             expected_rule=expected.get("rule"),
         ),
-        checks=tuple(EventCheck(c["check"], c["field"], c["rule"]) for c in entry.get("checks", [])),
+        checks=tuple(
+            EventCheck(c["check"], c["field"], c["rule"]) for c in entry.get("checks", [])
+        ),
         mappings=_frozen(entry.get("mappings")),
         where=where,
         contact=entry.get("contact"),
@@ -177,8 +180,9 @@ def _lifecycle(data: Mapping[str, Any]) -> Lifecycle:
     )
 
 
-def _example(entry: Mapping[str, Any], display: str) -> Example:
+def _example(entry: Mapping[str, Any], display: str, folder: Path) -> Example:
     where = Where(display, line_of(entry))
+    path = folder / str(entry.get("file", ""))
     expect = entry.get("expect")
     return Example(
         file=_require(entry, "file", where),
@@ -191,6 +195,7 @@ def _example(entry: Mapping[str, Any], display: str) -> Example:
         complete=tuple(entry.get("complete", ())),
         expect=None if expect is None else () if expect == "valid" else tuple(sorted(expect)),
         options=_frozen(entry.get("options")),
+        content=path.read_bytes() if path.is_file() else b"",
     )
 
 
@@ -245,7 +250,7 @@ def load(root: Path) -> Spec:
         schemas[registry.schema_id] = registry_value_schema(registry)
 
     events_display, events_data = registries["event-types"]
-    media_display, media_data = registries["media-types"]
+    media_data = registries["media-types"][1]
     examples_data = read_yaml(root / EXAMPLES_FILE, EXAMPLES_FILE)
     meta = spec_data
     return Spec(
@@ -274,7 +279,12 @@ def load(root: Path) -> Spec:
             for m in media_data["entries"]
         ),
         lifecycle=_lifecycle(registries["lifecycle"][1]),
-        examples=tuple(_example(e, EXAMPLES_FILE) for e in examples_data["examples"]),
+        examples=tuple(_example(e, EXAMPLES_FILE, root / EXAMPLES_FILE.rsplit("/", 1)[0])
+                       for e in examples_data["examples"]),
+        registry_meta=_frozen({
+            name: _frozen({k: v for k, v in data.items() if k != "entries"})
+            for name, (_, data) in registries.items()
+        }),
         input_hash=hash_files(root, source_files(root)),
     )
 

@@ -217,6 +217,8 @@ class Example:
     complete: tuple[str, ...] = ()
     expect: tuple[str, ...] | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    content: bytes = b""
+    """The file's exact bytes."""
 
     @property
     def valid(self) -> bool:
@@ -245,6 +247,8 @@ class Spec:
     media_types: tuple[MediaType, ...]
     lifecycle: Lifecycle
     examples: tuple[Example, ...]
+    registry_meta: Mapping[str, Mapping[str, Any]]
+    """Each registry file's own members (title, reference, policy, note) by registry name."""
     input_hash: str
 
     def section(self, anchor: str) -> Section | None:

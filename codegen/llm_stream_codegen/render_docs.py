@@ -26,7 +26,7 @@ from typing import Any
 
 from .model import URN, VENDORS, EventType, Example, Rule, SchemaDoc, Spec, StateMachine
 from .render import Artifact, environment, inputs_hash, markup_header
-from .render_registry import SOURCE_ROOT, RegistryTable, registry_tables
+from .render_registry import RegistryTable, registry_tables
 from .schema_walk import iter_nodes, resolve_ref
 
 DOCS_OUT = "generated/docs"
@@ -542,12 +542,6 @@ class ShownExample:
     also_in: tuple[Example, ...] = field(default_factory=tuple)
 
 
-def example_bytes(example: Example) -> bytes:
-    """The bytes of an example file. The resolved `Spec` carries no example text, so it is read
-    from spec/examples of the source tree the codegen package sits in."""
-    return (SOURCE_ROOT / "spec" / "examples" / example.file).read_bytes()
-
-
 def _line_ends(raw: bytes) -> str:
     if b"\r\n" in raw:
         return "CRLF"
@@ -595,7 +589,7 @@ def _language(file: str) -> str:
 
 
 def shown(example: Example) -> ShownExample:
-    raw = example_bytes(example)
+    raw = example.content
     return ShownExample(example, _as_text(raw), _language(example.file), _line_ends(raw))
 
 

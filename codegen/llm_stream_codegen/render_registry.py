@@ -5,10 +5,8 @@ registry pages of the documentation (`render_docs`) both print, so the site and 
 disagree. The XML follows IANA's registry format (namespace http://www.iana.org/assignments:
 `registry`, `title`, `registration_rule`, `note`, `record` with `value`, `description`, `status` and
 `xref`); the CSV has one header row and one row a record (RFC 4180, CRLF line ends); the JSON holds
-the same fields as the XML.
-
-The registry files' own metadata (title, registration policy, note) is not part of the resolved
-`Spec`, so it is read here from registry/*.yaml of the source tree the codegen package sits in.
+the same fields as the XML. A registry's own metadata (title, policy, note) is
+`Spec.registry_meta`.
 """
 
 from __future__ import annotations
@@ -16,17 +14,14 @@ from __future__ import annotations
 import csv
 import io
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
-from .load import read_registry_files
 from .model import Spec
-from .render import TEMPLATES, Artifact, environment, inputs_hash, markup_header
+from .render import Artifact, environment, inputs_hash, markup_header
 
-SOURCE_ROOT = TEMPLATES.parent.parent
 REGISTRY_OUT = "generated/registry"
 XML_TEMPLATE = "registry/registry.xml.j2"
 IANA_NAMESPACE = "http://www.iana.org/assignments"
@@ -102,11 +97,6 @@ def xref(spec: Spec, reference: str) -> Xref:
     return Xref("text", None, reference, anchor)
 
 
-def registry_metadata(root: Path = SOURCE_ROOT) -> dict[str, Mapping[str, Any]]:
-    """Each registry file's own members (title, reference, policy, note) by its registry name."""
-    return {name: data for name, (_, data) in read_registry_files(root).items()}
-
-
 def _text(value: Any) -> str | None:
     return None if value is None else " ".join(str(value).split())
 
@@ -114,7 +104,7 @@ def _text(value: Any) -> str | None:
 def registry_tables(spec: Spec) -> tuple[RegistryTable, ...]:
     """Every published registry, as the rows the XML, CSV, JSON and the site print."""
     tables: list[RegistryTable] = []
-    metadata = registry_metadata()
+    metadata = spec.registry_meta
     for name in PUBLISHED:
         meta = metadata[name]
         extra_columns: tuple[tuple[str, str], ...] = ()
