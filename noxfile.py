@@ -6,7 +6,7 @@ import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["spec", "verify", "roundtrip", "tests", "lint"]
+nox.options.sessions = ["spec", "verify", "roundtrip", "tests", "lint", "docs", "docs_browser"]
 
 PYTHON = "3.11"
 
@@ -78,7 +78,6 @@ def docs_browser(session: nox.Session) -> None:
     """Build the site, serve it on loopback and drive it with headless Chromium (Debian's
     /usr/bin/chromium, no browser download): field tables, rule anchors, search, dark mode.
     Screenshots go to artifacts/."""
-    install(session)
-    session.install("playwright>=1.45")
+    install(session, "browser")
     session.run("pytest", "-q", "tests/browser", *session.posargs,
                 env={"LLM_STREAM_BROWSER": "1"})

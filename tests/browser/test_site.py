@@ -60,9 +60,10 @@ def site_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    playwright_api = pytest.importorskip("playwright.sync_api")
+    from playwright import sync_api as playwright_api
+
     if not Path(CHROMIUM).is_file():
-        pytest.skip(f"no chromium at {CHROMIUM}")
+        pytest.fail(f"no chromium at {CHROMIUM}: install Debian's chromium package")
     with playwright_api.sync_playwright() as playwright:
         chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
