@@ -160,13 +160,14 @@ def _check_rule_references(spec: Spec) -> Iterator[SourceError]:
         if rule not in spec.rules:
             yield SourceError(path, line, f"{what} names rule {rule}, which does not exist")
     decisions = {d.id for d in spec.decisions}
-    for rule in spec.rules.values():
-        if rule.decision and rule.decision not in decisions:
-            yield SourceError(rule.where.path, rule.where.line,
-                              f"rule {rule.id} names decision {rule.decision}, which does not exist")
-        if rule.basis == "decision" and not rule.decision:
-            yield SourceError(rule.where.path, rule.where.line,
-                              f"rule {rule.id} has basis decision but names no decision")
+    for entry in spec.rules.values():
+        where = entry.where
+        if entry.decision and entry.decision not in decisions:
+            yield SourceError(where.path, where.line, f"rule {entry.id} names decision "
+                                                      f"{entry.decision}, which does not exist")
+        if entry.basis == "decision" and not entry.decision:
+            yield SourceError(where.path, where.line,
+                              f"rule {entry.id} has basis decision but names no decision")
 
 
 def _check_sections(spec: Spec) -> Iterator[SourceError]:
