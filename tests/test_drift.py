@@ -29,9 +29,11 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def generate_check(root: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": f"{root / 'codegen'}{os.pathsep}{root / 'generated/python'}"}
+    paths = (root / "codegen", root / "generated" / "python")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(map(str, paths))}
+    command = ["generate", "--check", "--root", str(root)]
     return subprocess.run(
-        [sys.executable, "-m", "llm_stream_codegen.cli", "generate", "--check", "--root", str(root)],
+        [sys.executable, "-m", "llm_stream_codegen.cli", *command],
         capture_output=True, text=True, env=env, cwd=root, check=False,
     )
 
