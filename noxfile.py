@@ -32,9 +32,13 @@ def generate(session: nox.Session) -> None:
 
 @nox.session(python=PYTHON)
 def verify(session: nox.Session) -> None:
-    """Fail, listing the files, when generated/ differs from what the source gives."""
+    """Fail, listing the files, when generated/ differs from what the source gives; and on a
+    breaking change to a permanent event type since the merge base with the upstream branch (or
+    the previous commit) unless the spec's version was raised. A clone without that commit
+    skips the second check with a message."""
     install(session)
     session.run("llm-stream", "generate", "--check")
+    session.run("llm-stream", "registry", "diff", "--against", "auto", "--fail-on-breaking")
 
 
 @nox.session(python=PYTHON)

@@ -44,6 +44,9 @@ def toolchain_parser() -> argparse.ArgumentParser:
     )
     spec.add_argument("--root", default=".", help="the project root (default: .)")
     spec.set_defaults(handler=_check_spec)
+    from .registry_cli import add_registry_parser
+
+    add_registry_parser(commands)
     return parser
 
 
