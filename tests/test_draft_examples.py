@@ -77,7 +77,9 @@ SECTIONS = {
     "event-type-registry",
     "appendix-envelope-schema",
 }
-KEYS = ["file", "title", "section", "kind", "printed", "abbreviated", "complete", "expect", "options"]
+KEYS = [
+    "file", "title", "section", "kind", "printed", "abbreviated", "complete", "expect", "options",
+]
 # The two fenced blocks of the draft that are pictures, not protocol: recognised by a line of each.
 DIAGRAM_MARKERS = ("HTTP layer:  Delivers raw bytes", "stream.start (seq=0)\n")
 

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-
 from llm_stream_codegen.check import check
 
 
@@ -41,8 +40,9 @@ def _schema_not_2020_12(root: Path) -> None:
 
 
 def _ref_does_not_resolve(root: Path) -> None:
+    nope = {"$ref": "urn:ietf:params:llm-stream:nope:1.0"}
     edit_json(root / "schemas/request.json",
-              lambda d: d["properties"]["tools"]["items"].update({"$ref": "urn:ietf:params:llm-stream:nope:1.0"}))
+              lambda d: d["properties"]["tools"]["items"].update(nope))
 
 
 def _registry_entry_invalid(root: Path) -> None:
@@ -60,7 +60,8 @@ def _event_schema_missing(root: Path) -> None:
 
 
 def _unknown_rule_in_schema(root: Path) -> None:
-    edit_json(root / "schemas/events/content.delta.json", lambda d: d.update({"x-rule": "LS-NOPE-9"}))
+    edit_json(root / "schemas/events/content.delta.json",
+              lambda d: d.update({"x-rule": "LS-NOPE-9"}))
 
 
 def _unknown_rule_in_example(root: Path) -> None:
@@ -88,18 +89,50 @@ def _unlisted_example(root: Path) -> None:
 
 
 BROKEN = {
-    "schema not 2020-12": (_schema_not_2020_12, r"schemas/tool\.json: not a valid JSON Schema 2020-12 at /properties/name/type"),
-    "$ref does not resolve": (_ref_does_not_resolve, r"schemas/request\.json: \$ref 'urn:ietf:params:llm-stream:nope:1\.0' at /properties/tools/items does not resolve"),
-    "registry entry invalid": (_registry_entry_invalid, r"registry/stop-reasons\.yaml:\d+: entry 'max_tokens': does not satisfy registry/registry\.schema\.json: 'description' is a required property"),
-    "event schema type mismatch": (_event_schema_type_mismatch, r"registry/event-types\.yaml:\d+: event type 'usage': schemas/events/usage\.json must fix properties\.type\.const to 'usage', found 'usage\.report'"),
-    "event schema missing": (_event_schema_missing, r"registry/event-types\.yaml:\d+: event type 'error': schema schemas/events/error\.json does not exist"),
-    "unknown rule in schema": (_unknown_rule_in_schema, r"schemas/events/content\.delta\.json: x-rule at / names rule LS-NOPE-9, which does not exist"),
-    "unknown rule in example": (_unknown_rule_in_example, r"spec/examples/examples\.yaml:\d+: example .* names rule LS-NOPE-7, which does not exist"),
-    "duplicate rule ID": (_duplicate_rule, r"spec/llm-stream\.yaml:\d+: rule ID LS-SEQ-1 is used twice \(first at line \d+\)"),
-    "duplicate event type": (_duplicate_event_type, r"registry/event-types\.yaml:\d+: event type 'error' is registered twice"),
-    "unknown section": (_unknown_section, r"spec/llm-stream\.yaml:\d+: rule LS-USAGE-\d names section 'usages', which does not exist"),
-    "example file missing": (_example_file_missing, r"spec/examples/examples\.yaml:\d+: example file complete/complete-example\.sse does not exist"),
-    "example not listed": (_unlisted_example, r"spec/examples/complete/stray\.sse: example file is not in examples\.yaml"),
+    "schema not 2020-12": (
+        _schema_not_2020_12,
+        r"schemas/tool\.json: not a valid JSON Schema 2020-12 at /properties/name/type"),
+    "$ref does not resolve": (
+        _ref_does_not_resolve,
+        r"schemas/request\.json: \$ref 'urn:ietf:params:llm-stream:nope:1\.0' "
+        r"at /properties/tools/items does not resolve"),
+    "registry entry invalid": (
+        _registry_entry_invalid,
+        r"registry/stop-reasons\.yaml:\d+: entry 'max_tokens': does not satisfy "
+        r"registry/registry\.schema\.json: 'description' is a required property"),
+    "event schema type mismatch": (
+        _event_schema_type_mismatch,
+        r"registry/event-types\.yaml:\d+: event type 'usage': schemas/events/usage\.json "
+        r"must fix properties\.type\.const to 'usage', found 'usage\.report'"),
+    "event schema missing": (
+        _event_schema_missing,
+        r"registry/event-types\.yaml:\d+: event type 'error': "
+        r"schema schemas/events/error\.json does not exist"),
+    "unknown rule in schema": (
+        _unknown_rule_in_schema,
+        r"schemas/events/content\.delta\.json: x-rule at / names rule LS-NOPE-9, "
+        r"which does not exist"),
+    "unknown rule in example": (
+        _unknown_rule_in_example,
+        r"spec/examples/examples\.yaml:\d+: example .* names rule LS-NOPE-7, "
+        r"which does not exist"),
+    "duplicate rule ID": (
+        _duplicate_rule,
+        r"spec/llm-stream\.yaml:\d+: rule ID LS-SEQ-1 is used twice \(first at line \d+\)"),
+    "duplicate event type": (
+        _duplicate_event_type,
+        r"registry/event-types\.yaml:\d+: event type 'error' is registered twice"),
+    "unknown section": (
+        _unknown_section,
+        r"spec/llm-stream\.yaml:\d+: rule LS-USAGE-\d names section 'usages', "
+        r"which does not exist"),
+    "example file missing": (
+        _example_file_missing,
+        r"spec/examples/examples\.yaml:\d+: example file complete/complete-example\.sse "
+        r"does not exist"),
+    "example not listed": (
+        _unlisted_example,
+        r"spec/examples/complete/stray\.sse: example file is not in examples\.yaml"),
 }
 
 

@@ -175,8 +175,8 @@ def _check_sections(spec: Spec) -> Iterator[SourceError]:
     anchors |= {f"decision-{d.id.lower()}" for d in spec.decisions}
     for rule in spec.rules.values():
         if rule.section not in anchors:
-            yield SourceError(rule.where.path, rule.where.line,
-                              f"rule {rule.id} names section {rule.section!r}, which does not exist")
+            message = f"rule {rule.id} names section {rule.section!r}, which does not exist"
+            yield SourceError(rule.where.path, rule.where.line, message)
     for event in spec.event_types:
         if event.reference.startswith("#") and event.reference[1:] not in anchors:
             yield SourceError(event.where.path, event.where.line,

@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if arguments and arguments[0] in TOOLCHAIN_COMMANDS:
         args = toolchain_parser().parse_args(arguments)
         return int(args.handler(args))
-    if arguments and arguments[0] in ("-h", "--help") or not arguments:
+    if (arguments and arguments[0] in ("-h", "--help")) or not arguments:
         toolchain_parser().print_help()
         return 0 if arguments else 2
     from llm_stream.cli import main as stream_main

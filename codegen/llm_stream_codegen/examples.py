@@ -23,7 +23,7 @@ CHECKED_KINDS = frozenset({"stream", "http-response", "events", "request", "mess
 
 def diagnose(example: Example, root: Path) -> list[Any]:
     """The diagnostics the bindings report for one example (Diagnostic or SchemaError)."""
-    from llm_stream.cli import decode_file, declared_tools
+    from llm_stream.cli import declared_tools, decode_file
     from llm_stream.decoder import Decoder
     from llm_stream.request import check_request_text
     from llm_stream.validators import validate_message

@@ -1,4 +1,4 @@
-"""The resolved spec: one immutable model of spec/, schemas/ and registry/ that every renderer reads.
+"""The resolved spec: one immutable model of spec/, schemas/ and registry/ for every renderer.
 
 Renderers never open a source file themselves; whatever they need is a field here, so that the
 check and every artifact see the same facts.

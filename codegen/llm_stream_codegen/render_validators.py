@@ -26,7 +26,9 @@ def validator_roots(spec: Spec) -> list[ValidatorRoot]:
 
 
 def render_validators(spec: Spec) -> Iterator[Artifact]:
-    body = compile_validators(schema_store(spec), validator_roots(spec))
+    body = compile_validators(
+        schema_store(spec), validator_roots(spec), ["from collections.abc import Callable"]
+    )
     dispatch = environment().get_template(DISPATCH_TEMPLATE).render(spec=spec)
     header = python_header(
         spec,
@@ -34,4 +36,5 @@ def render_validators(spec: Spec) -> Iterator[Artifact]:
         + DISPATCH_TEMPLATE,
         inputs_hash(spec, DISPATCH_TEMPLATE),
     )
-    yield Artifact(f"{PACKAGE_DIR}/validators.py", (header + body.rstrip() + "\n" + dispatch).encode())
+    text = f"{header}{body.rstrip()}\n{dispatch}"
+    yield Artifact(f"{PACKAGE_DIR}/validators.py", text.encode())

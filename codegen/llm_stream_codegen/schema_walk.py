@@ -20,7 +20,9 @@ def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def iter_nodes(schema: Mapping[str, Any], pointer: str = "") -> Iterator[tuple[str, Mapping[str, Any]]]:
+def iter_nodes(
+    schema: Mapping[str, Any], pointer: str = ""
+) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Yield (JSON pointer, subschema) for `schema` and every object subschema inside it."""
     yield pointer, schema
     for key in _SCHEMA_MAPS:

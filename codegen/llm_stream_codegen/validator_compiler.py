@@ -173,13 +173,16 @@ class ValidatorRoot:
 
 
 def compile_validators(
-    schemas: Mapping[str, Mapping[str, Any]], roots: Sequence[ValidatorRoot]
+    schemas: Mapping[str, Mapping[str, Any]],
+    roots: Sequence[ValidatorRoot],
+    extra_imports: Sequence[str] = (),
 ) -> str:
     """Return the source of a module validating each root; the same input gives the same bytes.
 
-    ``schemas`` maps each $id (an absolute URI) to its schema document.
+    ``schemas`` maps each $id (an absolute URI) to its schema document; ``extra_imports`` are
+    import lines that code appended to the module needs.
     """
-    return _Compiler(schemas, roots).module()
+    return _Compiler(schemas, roots, extra_imports).module()
 
 
 # --------------------------------------------------------------------------------------------
@@ -770,9 +773,15 @@ def _type_words(types: Sequence[str]) -> str:
 
 
 class _Compiler:
-    def __init__(self, schemas: Mapping[str, Mapping[str, Any]], roots: Sequence[ValidatorRoot]):
+    def __init__(
+        self,
+        schemas: Mapping[str, Mapping[str, Any]],
+        roots: Sequence[ValidatorRoot],
+        extra_imports: Sequence[str] = (),
+    ):
         self.index = _Index(schemas)
         self.roots = list(roots)
+        self.extra_imports = frozenset(extra_imports)
         self.constants: dict[str, str] = {}  # code -> name
         self.constant_lines: list[str] = []
         self.constant_count: dict[str, int] = {}
@@ -1994,7 +2003,7 @@ class _Compiler:
                     used_text += source
                     changed = True
         runtime_code = "\n\n\n".join(_RUNTIME[n].strip() for n in _RUNTIME if n in runtime)
-        imports = {"from typing import Any"}
+        imports = {"from typing import Any", *self.extra_imports}
         if _uses("re", constants):
             imports.add("import re")
         for name in runtime:

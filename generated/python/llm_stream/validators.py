@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numbers
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .diagnostics import SchemaError

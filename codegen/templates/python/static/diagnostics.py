@@ -7,10 +7,10 @@ and serialise diagnostics without knowing which layer found them.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     """MUST-level rules give errors; SHOULD-level rules and unregistered event types warnings."""
 
     ERROR = "error"

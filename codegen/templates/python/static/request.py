@@ -25,10 +25,11 @@ def cross_reference_errors(request: Any) -> list[SchemaError]:
     for position, message in enumerate(messages):
         if not isinstance(message, dict):
             continue
-        for call in message.get("tool_calls") or ():
-            if message.get("role") == "assistant" and isinstance(call, dict):
-                if isinstance(call.get("id"), str):
-                    called.add(call["id"])
+        if message.get("role") == "assistant":
+            calls = message.get("tool_calls") or ()
+            called.update(
+                c["id"] for c in calls if isinstance(c, dict) and isinstance(c.get("id"), str)
+            )
         answered = message.get("tool_call_id")
         if message.get("role") == "tool" and isinstance(answered, str) and answered not in called:
             errors.append(SchemaError(
