@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
 from differential import load_compiled, oracle  # noqa: E402
+
 from llm_stream_codegen.validator_compiler import ValidatorRoot, compile_validators  # noqa: E402
 
 Schemas = Mapping[str, Mapping[str, Any]]

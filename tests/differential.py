@@ -30,9 +30,10 @@ import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
-from llm_stream_codegen.validator_compiler import ValidatorRoot, compile_validators
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
+
+from llm_stream_codegen.validator_compiler import ValidatorRoot, compile_validators
 
 REPO = Path(__file__).resolve().parents[1]
 DIAGNOSTICS = REPO / "codegen" / "templates" / "python" / "static" / "diagnostics.py"

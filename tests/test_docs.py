@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 import yaml
+
 from llm_stream_codegen.load import load
 from llm_stream_codegen.model import Spec
 from llm_stream_codegen.render_docs import (

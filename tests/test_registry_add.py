@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 import yaml
+
 from llm_stream_codegen import registry_add
 from llm_stream_codegen.check import check
 from llm_stream_codegen.cli import main

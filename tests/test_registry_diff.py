@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from llm_stream_codegen.cli import main
 from llm_stream_codegen.registry_diff import BREAKING, COMPATIBLE, RegistryDiff, diff, run
 

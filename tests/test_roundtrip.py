@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from llm_stream import Decoder, Request, encode_event, validate_request
 from llm_stream_codegen.examples import CHECKED_KINDS, EXAMPLES_DIR, diagnose
 from llm_stream_codegen.load import load

@@ -21,6 +21,7 @@ from differential import (
     sample,
 )
 from hypothesis import strategies as st
+
 from llm_stream_codegen.validator_compiler import (
     SchemaCompileError,
     ValidatorRoot,
