@@ -9,6 +9,7 @@ generated bindings are the ones imported.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -60,10 +61,13 @@ def verify_examples(spec: Spec, root: Path) -> list[SourceError]:
 
 
 def verify_in_subprocess(root: Path) -> list[SourceError]:
-    """`verify_examples` in a fresh interpreter, against the bindings now on disk."""
+    """`verify_examples` in a fresh interpreter, against the bindings under `root`."""
+    codegen = Path(__file__).resolve().parent.parent
+    path = os.pathsep.join([str(root / "generated" / "python"), str(codegen)])
     result = subprocess.run(
         [sys.executable, "-m", "llm_stream_codegen.examples", str(root)],
         capture_output=True, text=True, check=False,
+        env={**os.environ, "PYTHONPATH": path},
     )
     try:
         found = json.loads(result.stdout)
