@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
@@ -85,3 +87,13 @@ def docs_browser(session: nox.Session) -> None:
     install(session, "browser")
     session.run("pytest", "-q", "tests/browser", *session.posargs,
                 env={"LLM_STREAM_BROWSER": "1"})
+
+
+@nox.session(python=PYTHON)
+def fuzz(session: nox.Session) -> None:
+    """The decoder's fuzz test for a bounded time: LLM_STREAM_FUZZ_SECONDS (120 by default) of
+    mutated spec examples in random chunkings; LLM_STREAM_FUZZ_SEED replays a session."""
+    install(session)
+    seconds = os.environ.get("LLM_STREAM_FUZZ_SECONDS", "120")
+    session.run("pytest", "-q", "-s", "tests/fuzz", *session.posargs,
+                env={"LLM_STREAM_FUZZ_SECONDS": seconds})

@@ -79,7 +79,7 @@ class Aggregate:
             arguments = _get(event, "arguments")
             try:
                 parsed = json.loads(arguments)
-            except ValueError:
+            except (TypeError, ValueError):  # not JSON text, or not text at all
                 parsed = None
             self.tool_calls.append(
                 ToolCall(_get(event, "index"), _get(event, "id"), _get(event, "name"),

@@ -59,10 +59,12 @@ def _skip_http_head(chunks: Iterator[bytes]) -> tuple[Iterator[bytes], int]:
 
 
 def _head_end(head: bytes) -> int | None:
-    for separator in (b"\r\n\r\n", b"\n\n"):
-        found = head.find(separator)
-        if found >= 0:
-            return found + len(separator)
+    """Where the body starts: after the first empty line, its line end CRLF or LF."""
+    position = 0
+    while (newline := head.find(b"\n", position)) >= 0:
+        if newline - position <= 1 and head[position:newline] in (b"", b"\r"):
+            return newline + 1
+        position = newline + 1
     return None
 
 

@@ -9,6 +9,7 @@ callers feed whatever bytes arrive and get back whatever events completed, in th
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -29,19 +30,35 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
 def _strict_loads(text: str) -> Any:
-    """The standard library's parser without its NaN/Infinity extension, which JSON forbids."""
-    return json.loads(text, parse_constant=_reject_constant)
+    """The standard library's parser without its NaN/Infinity extension, which JSON forbids,
+    and refusing an unpaired surrogate escape ("\\ud800"), which is no Unicode text, as orjson
+    does."""
+    value = json.loads(text, parse_constant=_reject_constant)
+    if _SURROGATE_ESCAPE.search(text) is not None:
+        try:
+            json.dumps(value, ensure_ascii=False).encode()
+        except UnicodeEncodeError:
+            raise ValueError("a string holds an unpaired surrogate") from None
+    return value
 
 
 _parse_json = _fast_loads or _strict_loads
 """The first try on the hot path; `loads` decides what it refuses."""
 
 
+_LONG_INTEGER = re.compile(r"[0-9]{19}")
+"""orjson reads an integer beyond 64 bits as a float, which loses digits (and a float where an
+int belongs fails the models); a text that may hold one goes to the standard library."""
+
+
 def loads(text: str) -> Any:
-    """Parse one JSON text; orjson when installed, the standard library for what it refuses
-    (integers beyond 64 bits are JSON too), ValueError when it is not JSON at all."""
-    if _fast_loads is not None:
+    """Parse one JSON text; orjson when installed, the standard library for what it refuses or
+    would read inexactly (integers beyond 64 bits are JSON too), ValueError when it is not JSON."""
+    if _fast_loads is not None and _LONG_INTEGER.search(text) is None:
         try:
             return _fast_loads(text)
         except ValueError:
@@ -113,9 +130,7 @@ class Decoder:
         """Decode the bytes that arrived; returns the events they completed, in order."""
         if self._closed:
             raise RuntimeError("feed() after close()")
-        sse_events = self._sse.feed(data)
-        self._drain_sse()
-        return self._events(sse_events)
+        return self._events(self._sse.feed(data))
 
     def close(self) -> list[Event]:
         """End of body: report an unfinished stream and return any last events."""
@@ -132,11 +147,24 @@ class Decoder:
 
     # -- layers -----------------------------------------------------------------------------
 
-    def _drain_sse(self) -> None:
-        if self._sse.diagnostics:
-            for diagnostic in self._sse.diagnostics:
+    def _drain_sse(self, through: int | None = None) -> None:
+        """Report the SSE layer's findings on lines up to `through` (all when None).
+
+        They are reported just before the first event starting after them, never at the end of
+        a chunk, so that they take the same place among the other diagnostics (and strict mode
+        raises the same first error) however the body is cut into chunks.
+        """
+        found = self._sse.diagnostics
+        taken = len(found)
+        if through is not None:
+            taken = 0
+            while taken < len(found) and found[taken].line <= through:
+                taken += 1
+        if taken:
+            batch = found[:taken]
+            del found[:taken]
+            for diagnostic in batch:
                 self._add(diagnostic)
-            self._sse.diagnostics.clear()
 
     def _events(self, sse_events: list[SSEEvent]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order
@@ -145,7 +173,10 @@ class Decoder:
         append = out.append
         steady = self._steady
         typed = self.typed
+        sse_found = self._sse.diagnostics
         for sse in sse_events:
+            if sse_found:
+                self._drain_sse(sse.line)
             if self._pending is None:
                 try:
                     obj = _parse_json(sse.data)
@@ -153,9 +184,11 @@ class Decoder:
                     obj = None
                 if type(obj) is dict:
                     kind = obj.get("type")
+                    index = obj.get("index")
                     if (
                         kind == sse.type
-                        and steady.get(obj.get("index")) == kind
+                        and type(index) is int
+                        and steady.get(index) == kind
                         and obj.get("seq") == self._expected_seq
                         and is_valid_event(obj)
                     ):
@@ -217,7 +250,7 @@ class Decoder:
 
     def _event(self, obj: dict[str, Any], sse_type: str, line: int) -> Event | None:
         kind = obj.get("type")
-        registered = kind in life.PLACES
+        registered = type(kind) is str and kind in life.PLACES
         if type(kind) is str and kind != sse_type:
             self._report("LS-ENV-4", line,
                          f"the event: field is {sse_type!r} but the JSON type is {kind!r}")

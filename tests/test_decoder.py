@@ -1,0 +1,590 @@
+"""The decoder, layer by layer: SSE framing, envelope, schema, lifecycle, typed events, limits.
+
+The property tests build bodies from random event lists (valid, mutated, not JSON, split, with
+any line ends, non-ASCII text and a BOM) and check that every way of cutting a body into chunks
+gives the events and diagnostics of the whole body fed at once. The resource tests bound memory
+with tracemalloc and compare work between chunkings as ratios measured in the same run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from llm_stream import Decoder, LLMStreamError, Severity, encode_event
+from llm_stream.cli import main as cli_main
+from llm_stream.diagnostics import Diagnostic
+from llm_stream.models import (
+    ContentDeltaEvent,
+    ContentStopEvent,
+    StreamEndEvent,
+    StreamStartEvent,
+    UnknownEvent,
+    UsageEvent,
+)
+from llm_stream.rules import RULES
+from llm_stream.sse import SSEDecoder, SSEEvent
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "spec" / "examples"
+MANIFEST = yaml.safe_load((EXAMPLES / "examples.yaml").read_text(encoding="utf-8"))["examples"]
+COMPLETE = EXAMPLES / "complete" / "complete-example.sse"
+
+
+def decode(body: bytes, chunks: int | None = None, **options: Any) -> tuple[list[Any], Decoder]:
+    """Decode a whole body (fed at once, or `chunks` bytes at a time); events and the decoder."""
+    decoder = Decoder(**options)
+    events: list[Any] = []
+    size = chunks or max(len(body), 1)
+    for start in range(0, len(body), size):
+        events.extend(decoder.feed(body[start : start + size]))
+    events.extend(decoder.close())
+    return events, decoder
+
+
+def rules(decoder: Decoder) -> list[str]:
+    return [d.rule for d in decoder.diagnostics]
+
+
+def sse(kind: str | None, obj: Any) -> bytes:
+    """One event as the encoder would write it, or `data:` only when kind is None."""
+    data = obj if isinstance(obj, str) else json.dumps(obj, ensure_ascii=False,
+                                                       separators=(",", ":"))
+    head = f"event: {kind}\n" if kind is not None else ""
+    return f"{head}data: {data}\n\n".encode()
+
+
+def start(seq: int = 0, **extra: Any) -> dict[str, Any]:
+    return {"v": "1.0", "seq": seq, "type": "stream.start", "model": "m", "created": 1, **extra}
+
+
+def delta(seq: int, text: Any, index: int = 0, **extra: Any) -> dict[str, Any]:
+    return {"v": "1.0", "seq": seq, "type": "content.delta", "index": index,
+            "role": "assistant", "delta": {"text": text}, **extra}
+
+
+def stop(seq: int, index: int = 0, reason: str = "end_turn") -> dict[str, Any]:
+    return {"v": "1.0", "seq": seq, "type": "content.stop", "index": index, "stop_reason": reason}
+
+
+def call(seq: int, name: str, index: int = 0, call_id: str = "c1") -> dict[str, Any]:
+    return {"v": "1.0", "seq": seq, "type": "tool.call", "index": index, "id": call_id,
+            "name": name, "arguments": '{"city":"Vienna"}'}
+
+
+def usage(seq: int, inp: int = 1, out: int = 1) -> dict[str, Any]:
+    return {"v": "1.0", "seq": seq, "type": "usage", "input_tokens": inp, "output_tokens": out}
+
+
+def end(seq: int) -> dict[str, Any]:
+    return {"v": "1.0", "seq": seq, "type": "stream.end"}
+
+
+def stream(*events: dict[str, Any]) -> bytes:
+    return b"".join(sse(e["type"], e) for e in events)
+
+
+# -- layer 1: SSE framing ---------------------------------------------------------------------
+
+
+def sse_events(body: bytes, **options: Any) -> tuple[list[SSEEvent], list[Diagnostic]]:
+    decoder = SSEDecoder(**options)
+    events = decoder.feed(body) + decoder.close()
+    return events, decoder.diagnostics
+
+
+@pytest.mark.parametrize("newline", [b"\n", b"\r\n", b"\r"], ids=["LF", "CRLF", "CR"])
+def test_sse_layer_reads_every_line_end(newline: bytes) -> None:
+    body = newline.join([b"event: a", b"data: 1", b"", b"data: 2", b"", b""])
+    events, diagnostics = sse_events(body)
+    assert [(e.type, e.data, e.line) for e in events] == [("a", "1", 1), ("message", "2", 4)]
+    assert diagnostics == []
+
+
+def test_sse_layer_follows_whatwg() -> None:
+    body = (b"\xef\xbb\xbf: a comment\n"  # a BOM is dropped, comments ignored
+            b"data:no space\n"
+            b"data:  two spaces\n"  # only one space after the colon is dropped
+            b"id: 7\n"
+            b"retry: 1000\n"
+            b"unknown: field\n"
+            b"data\n"  # a field name alone has an empty value
+            b"\n"
+            b"event: only-type\n"  # an event with no data dispatches nothing
+            b"\n")
+    events, diagnostics = sse_events(body)
+    assert events == [SSEEvent("message", "no space\n two spaces\n", "7", 1000, 2)]
+    assert diagnostics == []
+
+
+def test_sse_layer_reports_invalid_utf8_and_an_unterminated_event() -> None:
+    events, diagnostics = sse_events(b"data: caf\xe9\n\ndata: cut")
+    assert [e.data for e in events] == ["caf\ufffd"]
+    assert [(d.rule, d.line, d.severity) for d in diagnostics] == [
+        ("LS-SSE-1", 1, Severity.ERROR),
+        ("LS-SSE-5", 3, Severity.WARNING),
+    ]
+
+
+# -- the decoder on the spec's examples -------------------------------------------------------
+
+INVALID_STREAMS = [e for e in MANIFEST
+                   if e["file"].startswith("invalid/") and e["file"].endswith(".sse")]
+
+
+def _options(entry: dict[str, Any]) -> dict[str, Any]:
+    options = dict(entry.get("options") or {})
+    if "tools" in options:
+        request = json.loads((EXAMPLES / options["tools"]).read_text(encoding="utf-8"))
+        options["tools"] = [tool["name"] for tool in request["tools"]]
+    options["lifecycle"] = entry["kind"] != "events"
+    return options
+
+
+@pytest.mark.parametrize("entry", INVALID_STREAMS, ids=lambda e: e["file"])
+def test_strict_mode_raises_the_first_error_with_its_rule(entry: dict[str, Any]) -> None:
+    body = (EXAMPLES / entry["file"]).read_bytes()
+    options = _options(entry)
+    _, lenient = decode(body, **options)
+    assert sorted(rules(lenient)) == sorted(entry["expect"])
+    errors = [d for d in lenient.diagnostics if d.severity is Severity.ERROR]
+    for size in (None, 1, 7):
+        if not errors:  # a warning only: strict mode decodes on
+            assert decode(body, size, strict=True, **options)[1].diagnostics == lenient.diagnostics
+            continue
+        with pytest.raises(LLMStreamError) as raised:
+            decode(body, size, strict=True, **options)
+        assert raised.value.diagnostic == errors[0]
+        assert raised.value.diagnostic.rule in entry["expect"]
+        assert str(raised.value).startswith(f"{errors[0].line}: {errors[0].rule} ")
+
+
+def test_default_mode_collects_every_problem_and_goes_on() -> None:
+    body = stream(start(), delta(1, "a"), delta(2, 5), stop(4), usage(5), end(6))
+    body += b"data: [1]\n\n"
+    events, decoder = decode(body)
+    assert [type(e).__name__ for e in events] == [
+        "StreamStartEvent", "ContentDeltaEvent", "ContentStopEvent", "UsageEvent",
+        "StreamEndEvent",
+    ]
+    assert [(d.rule, d.line) for d in decoder.diagnostics] == [
+        ("LS-DELTA-2", 7), ("LS-SEQ-2", 10), ("LS-SSE-2", 19),
+    ]
+    assert not decoder.conforming
+
+
+def test_events_are_typed_models_by_default_and_dicts_on_request() -> None:
+    body = COMPLETE.read_bytes()
+    typed, decoder = decode(body)
+    assert decoder.conforming
+    assert [type(e) for e in typed] == [
+        StreamStartEvent, *[ContentDeltaEvent] * 4, ContentStopEvent, UsageEvent, StreamEndEvent,
+    ]
+    assert typed[1].delta.text == "The"
+    assert typed[6].output_tokens == 8
+    raw, _ = decode(body, typed=False)
+    assert all(type(e) is dict for e in raw)
+    assert raw == [json.loads(line[6:]) for line in body.decode().splitlines()
+                   if line.startswith("data: ")]
+    assert [e.model_dump(mode="json", exclude_unset=True) for e in typed] == raw
+
+
+def test_unknown_fields_are_ignored_and_kept() -> None:
+    body = (EXAMPLES / "valid-extra" / "unknown-fields.sse").read_bytes()
+    typed, decoder = decode(body)
+    assert decoder.diagnostics == []
+    assert typed[0].model_extra == {"system_fingerprint": "fp_44709d6fcb"}
+    assert typed[2].model_extra == {"logprob": -0.0312}
+    raw, _ = decode(body, typed=False)
+    assert raw[2]["logprob"] == -0.0312
+    assert b"".join(encode_event(e) for e in typed) == body
+
+
+def test_unknown_event_types_pass_through_with_a_warning() -> None:
+    body = (EXAMPLES / "valid-extra" / "unregistered-event-type.sse").read_bytes()
+    typed, decoder = decode(body)
+    (unknown,) = [e for e in typed if isinstance(e, UnknownEvent)]
+    kind = unknown.type
+    assert kind not in {"stream.start", "content.delta", "usage", "stream.end"}
+    (diagnostic,) = decoder.diagnostics
+    assert (diagnostic.rule, diagnostic.severity) == ("LS-TYPE-1", Severity.WARNING)
+    assert decoder.conforming
+    raw, _ = decode(body, typed=False)
+    assert [e for e in raw if e["type"] == kind] == [unknown.model_dump(mode="json")]
+    strict, _ = decode(body, strict=True)  # a warning never raises
+    assert len(strict) == len(typed)
+
+
+def test_line_limit() -> None:
+    long_comment = b": " + b"x" * 300 + b"\n"
+    long_data = sse("content.delta", delta(2, "y" * 300))
+    body = stream(start(), delta(1, "a")) + long_comment + long_data + stream(
+        delta(3, "b"), stop(4), usage(5), end(6))
+    events, decoder = decode(body, typed=False, max_line_bytes=256)
+    assert [(d.rule, d.line) for d in decoder.diagnostics] == [
+        ("LS-LIMIT-1", 7), ("LS-LIMIT-1", 9), ("LS-SEQ-2", 11),
+    ]
+    assert [e["seq"] for e in events] == [0, 1, 3, 4, 5, 6]
+    for size in (1, 10, 255, 256, 257):
+        assert decode(body, size, typed=False, max_line_bytes=256)[1].diagnostics == \
+            decoder.diagnostics
+
+
+def test_event_limit() -> None:
+    lines = "data: " + "\ndata: ".join(json.dumps(delta(2, "z" * 100), indent=1).splitlines())
+    body = (stream(start(), delta(1, "a")) + f"event: content.delta\n{lines}\n\n".encode()
+            + stream(stop(3), usage(4), end(5)))
+    events, decoder = decode(body, typed=False, max_event_bytes=128)
+    assert [d.rule for d in decoder.diagnostics] == ["LS-LIMIT-2", "LS-SEQ-2"]
+    assert decoder.diagnostics[0].line > 7
+    assert [e["seq"] for e in events] == [0, 1, 3, 4, 5]
+    with pytest.raises(LLMStreamError, match="LS-LIMIT-2"):
+        decode(body, 3, strict=True, max_event_bytes=128)
+
+
+def test_tool_calls_are_checked_against_the_declared_tools() -> None:
+    body = stream(start(), call(1, "get_weather"), stop(2, reason="tool_use"),
+                  call(3, "rm_rf", index=1, call_id="c2"), stop(4, 1, "tool_use"),
+                  usage(5), end(6))
+    assert rules(decode(body)[1]) == []  # no tools given: nothing to check against
+    assert rules(decode(body, tools=["get_weather", "rm_rf"])[1]) == []
+    _, decoder = decode(body, tools=["get_weather"])
+    (diagnostic,) = decoder.diagnostics
+    assert (diagnostic.rule, diagnostic.line) == ("LS-CALL-4", 10)
+    assert "'rm_rf'" in diagnostic.message and "get_weather" in diagnostic.message
+    assert rules(decode(body, tools=[])[1]) == ["LS-CALL-4", "LS-CALL-4"]
+    with pytest.raises(LLMStreamError, match="LS-CALL-4"):
+        decode(body, strict=True, tools=frozenset({"get_weather"}))
+
+
+def test_seq_resynchronises_after_a_gap() -> None:
+    body = stream(start(), delta(1, "a"), delta(2, "b"), delta(5, "c"), delta(6, "d"),
+                  stop(7), usage(8), end(9))
+    events, decoder = decode(body)
+    assert [(d.rule, d.line) for d in decoder.diagnostics] == [("LS-SEQ-2", 10)]
+    assert "seq is 5, expected 3" in decoder.diagnostics[0].message
+    assert len(events) == 8
+    # a repeat is one breach too, and so is going backwards; the count then follows the stream
+    body = stream(start(), delta(1, "a"), delta(1, "b"), delta(2, "c"), stop(3), usage(4), end(5))
+    assert rules(decode(body)[1]) == ["LS-SEQ-2"]
+
+
+def test_lifecycle_false_checks_events_one_by_one() -> None:
+    body = stream(delta(7, "a"), usage(3))
+    events, decoder = decode(body, lifecycle=False)
+    assert len(events) == 2 and decoder.diagnostics == []
+    assert rules(decode(body)[1]) == [
+        "LS-SEQ-2", "LS-START-1", "LS-SEQ-2", "LS-START-1", "LS-END-2"]
+
+
+def test_feed_after_close_is_an_error() -> None:
+    decoder = Decoder()
+    decoder.close()
+    assert decoder.close() == []
+    with pytest.raises(RuntimeError):
+        decoder.feed(b"data: {}\n\n")
+
+
+def test_an_http_capture_with_headers_through_the_cli(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A capture as `curl -i` saves it: status line and headers, then the body; line numbers
+    count from the top of the file."""
+    head = (EXAMPLES / "draft" / "complete-example.http").read_bytes().split(b"\n\n", 1)[0]
+    head = head.replace(b"\n", b"\r\n") + b"\r\nX-Extra: 1\r\n\r\n"  # 5 lines
+    capture = tmp_path / "capture.http"
+    capture.write_bytes(head + COMPLETE.read_bytes())
+    assert cli_main(["check", "--json", str(capture)]) == 0
+    assert json.loads(capsys.readouterr().out) == {
+        "conforming": True, "events": 8, "diagnostics": []}
+    capture.write_bytes(head + COMPLETE.read_bytes().replace(b'"seq":3', b'"seq":9'))
+    assert cli_main(["check", str(capture)]) == 1
+    lines = capture.read_text().splitlines()
+    line = next(n for n, text in enumerate(lines, 1) if '"seq":9' in text) - 1
+    assert lines[line - 1] == "event: content.delta"
+    assert capsys.readouterr().out.splitlines() == [
+        f"{capture}:{line}: LS-SEQ-2 seq is 9, expected 3",
+        f"{capture}:{line + 3}: LS-SEQ-2 seq is 4, expected 10",
+    ]
+    # the draft prints its example with the JSON wrapped over several lines: not conforming
+    assert cli_main(["check", str(EXAMPLES / "draft" / "complete-example.http")]) == 1
+    assert "LS-SSE-2" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "raw"])
+def test_integers_beyond_64_bits_stay_exact(typed: bool) -> None:
+    big = 90071992547409931749292800  # orjson would read it as a float
+    body = stream(start(created=big), usage(1, big, big), end(2))
+    events, decoder = decode(body, typed=typed)
+    assert decoder.diagnostics == []
+    created = events[0].created if typed else events[0]["created"]
+    assert type(created) is int and created == big
+
+
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "raw"])
+@pytest.mark.parametrize(("data", "rule"), [
+    ('{"v":"1.0","seq":1,"type":[],"index":0}', "LS-ENV-3"),
+    ('{"v":"1.0","seq":1,"type":{"a":1},"index":0}', "LS-ENV-3"),
+    ('{"v":"1.0","seq":1,"type":"content.delta","index":[],"role":"assistant",'
+     '"delta":{"text":"a"}}', "LS-DELTA-1"),
+    ('{"v":"1.0","seq":1,"type":"content.delta","index":{},"role":"assistant",'
+     '"delta":{"text":"a"}}', "LS-DELTA-1"),
+    ('{"v":"1.0","seq":1,"type":"\\ud800content.delta"}', "LS-SSE-2"),
+    ('{"v":"1.0","seq":1,"type":"content.delta","index":0,"role":"assistant",'
+     '"delta":{"text":"\\udc00"}}', "LS-SSE-2"),
+    ('{"v":"1.0","seq":1,"type":"usage","input_tokens":NaN,"output_tokens":1}', "LS-SSE-2"),
+], ids=["type-array", "type-object", "index-array", "index-object", "lone-surrogate-type",
+        "lone-surrogate-text", "nan"])
+def test_hostile_values_are_diagnosed_not_raised(data: str, rule: str, typed: bool) -> None:
+    """Values of any JSON type where a string or an integer belongs, and JSON no Unicode text
+    can hold, give diagnostics in every mode, never an exception from deep inside."""
+    body = stream(start(), delta(1, "a")) + f"event: content.delta\ndata: {data}\n\n".encode()
+    body += stream(stop(3), usage(4), end(5))
+    events, decoder = decode(body, typed=typed)
+    found = [d.rule for d in decoder.diagnostics]
+    assert rule in found, found
+    assert len(events) == 5  # the broken event is reported, not returned
+    if rule == "LS-SSE-2":
+        assert found == ["LS-SSE-2"]
+    with pytest.raises(LLMStreamError):
+        decode(body, strict=True, typed=typed)
+
+
+# -- chunking: every cut gives the whole body's events and diagnostics -----------------------
+
+TEXTS = st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=12) | \
+    st.sampled_from(["caf\u00e9", "\u4e2d\u6587", "\U0001f600 ok", "24\u00b0C", "\u00e9\u00e9"])
+
+
+@st.composite
+def event_objects(draw: st.DrawFn, seq: int) -> dict[str, Any]:
+    index = draw(st.integers(0, 2))
+    return draw(st.sampled_from([
+        start(seq),
+        delta(seq, draw(TEXTS), index),
+        stop(seq, index, draw(st.sampled_from(["end_turn", "tool_use", "max_tokens", "??"]))),
+        call(seq, draw(st.sampled_from(["get_weather", "x"])), index, f"c{seq}"),
+        usage(seq, draw(st.integers(0, 9)), draw(st.integers(0, 9))),
+        {"v": "1.0", "seq": seq, "type": "error", "code": "overloaded", "message": "m"},
+        end(seq),
+        {"v": "1.0", "seq": seq, "type": "vendor.ping", "extra": draw(TEXTS)},
+    ]))
+
+
+def mutate(draw: st.DrawFn, obj: dict[str, Any]) -> dict[str, Any]:
+    obj = dict(obj)
+    how = draw(st.sampled_from(["drop", "retype", "seq", "version", "extra"]))
+    key = draw(st.sampled_from(sorted(obj)))
+    if how == "drop":
+        del obj[key]
+    elif how == "retype":
+        obj[key] = draw(st.sampled_from([None, 1, "s", [], {}, 1.5, -1]))
+    elif how == "seq":
+        obj["seq"] = draw(st.integers(-1, 2**53 + 2))
+    elif how == "version":
+        obj["v"] = "2.0"
+    else:
+        obj["vendor:" + draw(TEXTS)] = draw(TEXTS)
+    return obj
+
+
+@st.composite
+def bodies(draw: st.DrawFn) -> bytes:
+    """A response body: random events, some broken, in random framing and line ends."""
+    pieces: list[str] = []
+    for seq in range(draw(st.integers(0, 8))):
+        obj = draw(event_objects(seq))
+        shape = draw(st.sampled_from(
+            ["plain"] * 6 + ["mutated", "not-json", "split", "multi-data", "data-only",
+                             "mismatch", "comment", "id-retry", "array", "raw"]))
+        kind = obj.get("type")
+        text = json.dumps(obj, ensure_ascii=draw(st.booleans()), separators=(",", ":"))
+        if shape == "mutated":
+            obj = mutate(draw, obj)
+            text = json.dumps(obj, ensure_ascii=False)
+        if shape == "not-json":
+            text = text[: draw(st.integers(0, len(text) - 1))]
+        if shape == "split":
+            cut = draw(st.integers(1, len(text) - 1))
+            pieces.append(f"event: {kind}\ndata: {text[:cut]}\n\ndata: {text[cut:]}\n\n")
+        elif shape == "multi-data":
+            lines = json.dumps(obj, indent=1, ensure_ascii=False).split("\n")
+            pieces.append(f"event: {kind}\n" + "".join(f"data: {x}\n" for x in lines) + "\n")
+        elif shape == "data-only":
+            pieces.append(f"data: {text}\n\n")
+        elif shape == "mismatch":
+            pieces.append(f"event: usage\ndata: {text}\n\n")
+        elif shape == "comment":
+            pieces.append(f": keep-alive {draw(TEXTS)}\nevent: {kind}\ndata: {text}\n\n")
+        elif shape == "id-retry":
+            pieces.append(f"id: {seq}\nretry: 10\nevent: {kind}\ndata:{text}\n\n")
+        elif shape == "array":
+            pieces.append(f"data: [{text}]\n\n")
+        elif shape == "raw":
+            pieces.append(draw(st.text(st.sampled_from("data: {}\n\r:éx\"v1"), max_size=20)))
+        else:
+            pieces.append(f"event: {kind}\ndata: {text}\n\n")
+    text = "".join(pieces)
+    newline = draw(st.sampled_from(["\n", "\r\n", "\r", "mixed"]))
+    if newline == "mixed":
+        parts = text.split("\n")
+        text = "".join(part + draw(st.sampled_from(["\n", "\r\n", "\r"])) for part in parts[:-1])
+        text += parts[-1]
+    elif newline != "\n":
+        text = text.replace("\n", newline)
+    body = text.encode()
+    if draw(st.booleans()):
+        body = b"\xef\xbb\xbf" + body
+    if draw(st.integers(0, 9)) == 0:  # an invalid byte somewhere
+        at = draw(st.integers(0, len(body)))
+        body = body[:at] + draw(st.sampled_from([b"\xff", b"\xe9", b"\xc3", b"\xe2\x82"])) + \
+            body[at:]
+    if draw(st.integers(0, 4)) == 0:  # cut off at the end
+        body = body[: draw(st.integers(0, len(body)))]
+    return body
+
+
+def tricky_cuts(body: bytes) -> list[int]:
+    """Cut points inside a CRLF and inside every multi-byte UTF-8 character."""
+    cuts = []
+    for i in range(1, len(body)):
+        if (body[i - 1] == 13 and body[i] == 10) or (body[i] & 0xC0 == 0x80):
+            cuts.append(i)
+    return cuts
+
+
+def feed_cut(body: bytes, cuts: list[int], **options: Any) -> tuple[list[Any], Any]:
+    """Events and diagnostics of `body` fed in pieces cut at `cuts`; the error in strict mode."""
+    decoder = Decoder(**options)
+    events: list[Any] = []
+    bounds = [0, *sorted(set(c for c in cuts if 0 < c < len(body))), len(body)]
+    try:
+        for a, b in itertools.pairwise(bounds):
+            events.extend(decoder.feed(body[a:b]))
+        events.extend(decoder.close())
+    except LLMStreamError as exc:
+        return ["raised"], exc.diagnostic
+    return events, decoder.diagnostics
+
+
+def normal(events: list[Any]) -> list[Any]:
+    return [e if isinstance(e, dict | str) else (type(e), e.model_dump(mode="json"))
+            for e in events]
+
+
+LIMITS = st.sampled_from([{}, {"max_line_bytes": 48}, {"max_event_bytes": 64},
+                          {"max_line_bytes": 40, "max_event_bytes": 40}])
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=bodies(), data=st.data(), limits=LIMITS,
+       options=st.sampled_from([{}, {"typed": False}, {"strict": True}, {"lifecycle": False},
+                                {"tools": ["get_weather"]}]))
+@example(body=b"data: []\n\ndata: \xff\n\n", data=None, limits={}, options={"strict": True})
+@example(body=COMPLETE.read_bytes().replace(b"\n", b"\r\n"), data=None, limits={}, options={})
+def test_any_chunking_gives_the_same_events_and_diagnostics(
+    body: bytes, data: st.DataObject | None, limits: dict[str, int], options: dict[str, Any]
+) -> None:
+    options = {**options, **limits}
+    whole = feed_cut(body, [], **options)
+    cuttings = [list(range(len(body))), tricky_cuts(body)]
+    if data is not None:
+        cuttings.append(data.draw(st.lists(st.integers(1, max(len(body) - 1, 1)), max_size=12)))
+    for cuts in cuttings:
+        events, found = feed_cut(body, cuts, **options)
+        assert normal(events) == normal(whole[0])
+        assert found == whole[1], f"cuts at {cuts}"
+    if not isinstance(whole[1], Diagnostic):
+        for diagnostic in whole[1]:
+            assert diagnostic.rule in RULES and diagnostic.line >= 0
+
+
+# -- resources: memory stays bounded, and no work is quadratic -------------------------------
+
+
+def long_stream(events: int, per_chunk: int = 512) -> Iterator[bytes]:
+    """A conforming stream of about `events` events, generated lazily in chunks."""
+    yield sse("stream.start", start())
+    seq = 1
+    template = 'event: content.delta\ndata: {"v":"1.0","seq":%d,"type":"content.delta",' \
+        '"index":0,"role":"assistant","delta":{"text":"tok "}}\n\n'
+    while seq < events - 3:
+        n = min(per_chunk, events - 3 - seq)
+        yield "".join(template % s for s in range(seq, seq + n)).encode()
+        seq += n
+    yield stream(stop(seq), usage(seq + 1), end(seq + 2))
+
+
+LONG_STREAM = 2_000_000 if os.environ.get("LLM_STREAM_SLOW") else 100_000
+"""2 million events take minutes under tracemalloc; the default run checks 100 000 for growth."""
+
+
+def test_memory_stays_bounded_on_a_long_stream() -> None:
+    decoder = Decoder(typed=False)
+    count = 0
+    early: int | None = None
+    tracemalloc.start()
+    try:
+        for chunk in long_stream(LONG_STREAM):
+            count += len(decoder.feed(chunk))
+            if early is None and count >= 20_000:  # from here, what is held per event shows
+                early = tracemalloc.get_traced_memory()[0]
+        count += len(decoder.close())
+        held, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert decoder.diagnostics == []
+    assert count == LONG_STREAM
+    assert peak < 1 << 20, f"peak {peak} bytes"
+    assert early is not None
+    assert held - early < 64 << 10, f"{held - early} bytes more held after {count} events"
+
+
+def test_a_huge_line_is_bounded_by_the_limit() -> None:
+    decoder = Decoder(typed=False, max_line_bytes=1 << 20)
+    chunk = b"x" * (1 << 16)
+    tracemalloc.start()
+    try:
+        decoder.feed(b"data: ")
+        for _ in range(256):  # 16 MiB on one line
+            decoder.feed(chunk)
+        decoder.feed(b"\n\n")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    decoder.close()
+    assert [d.rule for d in decoder.diagnostics][:1] == ["LS-LIMIT-1"]
+    assert peak < 3 << 20, f"peak {peak} bytes"
+
+
+def _feed_time(pieces: list[bytes], **options: Any) -> float:
+    best = float("inf")
+    for _ in range(3):
+        decoder = Decoder(typed=False, lifecycle=False, **options)
+        began = time.perf_counter()
+        events = [e for piece in pieces for e in decoder.feed(piece)]
+        events.extend(decoder.close())
+        best = min(best, time.perf_counter() - began)
+        assert len(events) == 1 and decoder.diagnostics == []
+    return best
+
+
+def test_an_8_mb_line_in_small_chunks_costs_what_it_costs_whole() -> None:
+    body = sse("content.delta", delta(0, "w" * (8 << 20)))
+    limits = {"max_line_bytes": 16 << 20, "max_event_bytes": 16 << 20}
+    whole = _feed_time([body], **limits)
+    kib = _feed_time([body[i : i + 1024] for i in range(0, len(body), 1024)], **limits)
+    # Quadratic joining would copy ~32 GiB here, thousands of times the whole-body cost.
+    # 8192 feed calls cost something of their own, hence the generous factor.
+    assert kib < 25 * whole, (kib, whole)
