@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from . import lifecycle as life
@@ -20,8 +20,11 @@ from .rules import severity
 from .sse import SSEDecoder, SSEEvent
 from .validators import is_valid_event, validate_event
 
+_fast_loads: Callable[[str], Any] | None
 try:
-    from orjson import loads as _fast_loads
+    from orjson import loads as _orjson_loads
+
+    _fast_loads = _orjson_loads
 except ImportError:  # orjson is optional: the standard library is the fallback
     _fast_loads = None
 
@@ -46,7 +49,7 @@ def _strict_loads(text: str) -> Any:
     return value
 
 
-_parse_json = _fast_loads or _strict_loads
+_parse_json: Callable[[str], Any] = _fast_loads or _strict_loads
 """The first try on the hot path; `loads` decides what it refuses."""
 
 
@@ -374,15 +377,14 @@ class Decoder:
             if self.tools is not None and type(value) is str and value not in self.tools:
                 declared = ", ".join(sorted(self.tools)) or "none"
                 self._report(rule, line, f"tool {value!r} was not declared (declared: {declared})")
-        elif check == "non-decreasing":
-            if type(value) is int:
-                key = (kind, field)
-                last = self._last_value.get(key)
-                if last is not None and value < last:
-                    self._report(rule, line,
-                                 f"{kind} {field} fell from {last} to {value}; usage events "
-                                 "carry running totals")
-                self._last_value[key] = value
+        elif check == "non-decreasing" and type(value) is int:
+            key = (kind, field)
+            last = self._last_value.get(key)
+            if last is not None and value < last:
+                self._report(rule, line,
+                             f"{kind} {field} fell from {last} to {value}; usage events "
+                             "carry running totals")
+            self._last_value[key] = value
 
     def _at_end(self, line: int) -> None:
         if not (self._failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
