@@ -15,8 +15,9 @@ from functools import partial
 
 from httpx_sse._decoders import SSEDecoder as HttpxSSEDecoder
 from httpx_sse._decoders import SSELineDecoder as HttpxSSELineDecoder
-from llm_stream.sse import SSEDecoder
 from openai._streaming import SSEDecoder as OpenAISSEDecoder
+
+from llm_stream.sse import SSEDecoder
 
 EVENTS = 100_000
 EVENT = (

@@ -19,6 +19,7 @@ from httpx_sse._decoders import SSEDecoder as HttpxSSEDecoder
 from httpx_sse._decoders import SSELineDecoder as HttpxSSELineDecoder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from llm_stream.diagnostics import Diagnostic, Severity
 from llm_stream.sse import SSEDecoder, SSEEvent
 
@@ -236,6 +237,28 @@ def test_an_event_begun_in_an_earlier_chunk() -> None:
         got = decode([head, b"event: a\ndata: x\n\n", b"data: y\n\n"])
         assert got == decode([head + b"event: a\ndata: x\n\ndata: y\n\n"]), head
     assert decode([b"data: p\n", b"event: a\ndata: x\n\n"])[0] == [ev("p\nx", "a")]
+
+
+@pytest.mark.parametrize(
+    ("chunks", "expected"),
+    [
+        ([b"event: a\n", b"data: x\n\n"], [ev("x", "a")]),
+        ([b"event: a\r\n", b"data: x\r\n\r\n"], [ev("x", "a")]),
+        ([b"event: a\r\n", b"data: x\ry\r\n\r\n"], [ev("x", "a")]),
+        ([b"event: a\r\n", b"data: x\ny\r\n\r\n"], [ev("x", "a")]),
+        ([b"data: p\n", b"data: x\n\n"], [ev("p\nx")]),
+        ([b"retry: 3\n", b"data: x\n\ndata: y\n\n"], [ev("x", retry=3), ev("y", line=4)]),
+    ],
+)
+def test_a_chunk_that_finishes_an_open_event(chunks: list[bytes], expected: list[SSEEvent]) -> None:
+    assert decode(chunks) == (expected, [])
+
+
+def test_a_chunk_that_finishes_a_spoiled_event() -> None:
+    chunks = [b"event: a\nid: 0123456789ab\n", b"data: x\n\n", b"data: y\n\n"]
+    events, diagnostics = decode(chunks, max_line_bytes=10)
+    assert events == [ev("y", line=5)]
+    assert rules(diagnostics) == [("LS-LIMIT-1", 2)]
 
 
 def test_a_lone_cr_after_the_last_lf_ends_a_line() -> None:

@@ -290,8 +290,23 @@ class SSEDecoder:
         events: list[SSEEvent] = []
         if pieces:
             if n >= self._start:  # the first piece ends an event that began in an earlier chunk
-                n = self._apply(_split(pieces[0], crlf), n, events) + 1
-                self._blank(n, events)
+                first = pieces[0]
+                if (
+                    not self._data
+                    and not self._spoiled
+                    and first[:6] == "data: "
+                    and "\n" not in first
+                    and not (crlf and "\r" in first)
+                ):
+                    # Most often the chunk was cut inside the event's one data: line.
+                    kind = self._type or "message"
+                    events.append(_event(kind, first[6:], self._id, self._retry, self._start))
+                    self._type = ""
+                    self._retry = None
+                    n += 2
+                else:
+                    n = self._apply(_split(first, crlf), n, events) + 1
+                    self._blank(n, events)
                 del pieces[0]
             append = events.append
             event_id = self._id
