@@ -18,6 +18,7 @@ import pytest
 from differential import instances_for, oracle
 
 import llm_stream.validators as shipped
+from llm_stream import decoder
 from llm_stream_codegen.check import schema_store
 from llm_stream_codegen.load import load
 from llm_stream_codegen.render_validators import validator_roots
@@ -71,3 +72,24 @@ def test_shipped_validators_agree_with_jsonschema(root: Any) -> None:
             disagreements.append(instance)
     assert not disagreements[:5], f"{len(disagreements)} of {len(corpus)} disagree"
     assert len(corpus) >= 1000 and 0 < valid < len(corpus), (len(corpus), valid)
+
+
+STEADY = [root for root in ROOTS if root.schema_id in {
+    event.schema_id for event in SPEC.event_types if event.name in decoder._STEADY_VALIDATORS
+}]
+
+
+@pytest.mark.parametrize("root", STEADY, ids=lambda r: r.name)
+def test_the_typed_hot_path_accepts_only_valid_events(root: Any) -> None:
+    """The decoder's typed hot path trusts pydantic's strict mode instead of the validators;
+    whatever it accepts must be valid by the schema."""
+    is_valid: Callable[[object], bool] = getattr(shipped, f"is_valid_{root.name}")
+    kind = next(e.name for e in SPEC.event_types if e.schema_id == root.schema_id)
+    corpus = instances_for(SCHEMAS, root.schema_id, valid=12, seeds=seeds(root.schema_id))
+    accepted = [
+        instance for instance in corpus
+        if decoder._steady_model(kind, json.dumps(instance)) is not None
+    ]
+    wrongly = [instance for instance in accepted if not is_valid(instance)]
+    assert not wrongly[:5]
+    assert accepted

@@ -13,12 +13,14 @@ import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from pydantic import BaseModel
+
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, Severity
 from .models import EVENT_MODELS, EventEnvelope, UnknownEvent
 from .rules import severity
 from .sse import SSEDecoder, SSEEvent
-from .validators import is_valid_event, validate_event
+from .validators import EVENT_CHECKS, is_valid_event, validate_event
 
 _fast_loads: Callable[[str], Any] | None
 try:
@@ -77,6 +79,44 @@ _STEADY_KINDS = frozenset(
 )
 """Block event types whose repetition in an open block changes no state but seq."""
 
+def _all_required(model: type[BaseModel]) -> bool:
+    """Whether every field of a model and of its nested models is required: an optional field
+    also takes an explicit null, which the schema refuses, so such models cannot be trusted."""
+    for field in model.model_fields.values():
+        nested = field.annotation
+        if not field.is_required() or (
+            isinstance(nested, type) and issubclass(nested, BaseModel) and not _all_required(nested)
+        ):
+            return False
+    return True
+
+
+_STEADY_VALIDATORS = {
+    kind: EVENT_MODELS[kind].__pydantic_validator__.validate_json
+    for kind in sorted(_STEADY_KINDS)
+    if _all_required(EVENT_MODELS[kind])
+}
+
+
+def _steady_model(sse_type: str, data: str) -> Any:
+    """The typed hot path: parse and validate a steady event in one step, in pydantic's strict
+    mode, which accepts only what the event's schema accepts (the differential tests hold it to
+    that); None sends the event down the general path, which reports why."""
+    validate = _STEADY_VALIDATORS.get(sse_type)
+    if validate is None:
+        return None
+    try:
+        return validate(data, strict=True)
+    except ValueError:
+        return None
+
+
+def _never(instance: object) -> bool:
+    return False
+
+
+_NOT_STEADY: tuple[str, Callable[[object], bool]] = ("", _never)
+
 Event = EventEnvelope | dict[str, Any]
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
 
@@ -123,7 +163,7 @@ class Decoder:
         self._seen: dict[tuple[str, str], set[Any]] = {}
         self._last_value: dict[tuple[str, str], Any] = {}
         self._closes_with: dict[int, tuple[str, str]] = {}
-        self._steady: dict[object, str] = {}
+        self._steady: dict[object, tuple[str, Callable[[object], bool]]] = {}
         self._failed = False
         self._closed = False
 
@@ -171,33 +211,44 @@ class Decoder:
 
     def _events(self, sse_events: list[SSEEvent]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order
-        changes nothing but the next seq, so it skips the general path (`_general`)."""
+        changes nothing but the next seq, so it skips the general path (`_general`): `steady`
+        maps the index of each such block to its event type and that type's fast check."""
         out: list[Event] = []
         append = out.append
         steady = self._steady
-        typed = self.typed
         sse_found = self._sse.diagnostics
+        typed = self.typed
         for sse in sse_events:
             if sse_found:
                 self._drain_sse(sse.line)
             if self._pending is None:
-                try:
-                    obj = _parse_json(sse.data)
-                except ValueError:
-                    obj = None
-                if type(obj) is dict:
-                    kind = obj.get("type")
-                    index = obj.get("index")
+                if typed:
+                    model = _steady_model(sse.type, sse.data)
                     if (
-                        kind == sse.type
-                        and type(index) is int
-                        and steady.get(index) == kind
-                        and obj.get("seq") == self._expected_seq
-                        and is_valid_event(obj)
+                        model is not None
+                        and steady.get(model.index, _NOT_STEADY)[0] == model.type
+                        and model.seq == self._expected_seq
                     ):
                         self._expected_seq += 1
-                        append(EVENT_MODELS[kind].model_validate(obj) if typed else obj)
+                        append(model)
                         continue
+                else:
+                    try:
+                        obj = _parse_json(sse.data)
+                    except ValueError:
+                        obj = None
+                    index = obj.get("index") if type(obj) is dict else None
+                    if type(index) is int:
+                        kind, check = steady.get(index, _NOT_STEADY)
+                        if (
+                            kind == sse.type
+                            and kind == obj.get("type")
+                            and obj.get("seq") == self._expected_seq
+                            and check(obj)
+                        ):
+                            self._expected_seq += 1
+                            append(obj)
+                            continue
             event = self._general(sse)
             if event is not None:
                 append(event)
@@ -349,7 +400,7 @@ class Decoder:
                 and established == block_kind
                 and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
             ):
-                self._steady[index] = kind
+                self._steady[index] = (kind, EVENT_CHECKS[kind])
         else:
             reason = obj.get("stop_reason")
             member, wanted = self._closes_with.get(index, ("", reason))
