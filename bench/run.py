@@ -11,10 +11,9 @@ from __future__ import annotations
 import argparse
 import codecs
 import json
-import resource
 import subprocess
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import orjson
@@ -51,7 +50,9 @@ def body(events: int, eol: bytes = b"\n") -> list[bytes]:
 
 
 def ours(chunks: Sequence[bytes], typed: bool) -> int:
-    decoder = Decoder(typed=typed)
+    """Typed: every event validated and built as its model; else the fast path (dicts,
+    envelope and lifecycle checks), as the decoder issue defines the two."""
+    decoder = Decoder(typed=typed, validate=typed)
     count = 0
     for chunk in chunks:
         count += len(decoder.feed(chunk))
@@ -85,6 +86,35 @@ def floor(whole: bytes, blank: bytes) -> int:
     return count
 
 
+def validators_table() -> None:
+    """The shipped content.delta validator against jsonschema, jsonschema-rs, fastjsonschema and
+    the pydantic model, on the same instances: the deltas of the benchmark body."""
+    from pydantic import ValidationError
+
+    from llm_stream import validators
+    from llm_stream.models import ContentDeltaEvent
+    from llm_stream_codegen.check import schema_store
+    from llm_stream_codegen.load import load
+
+    spec = load(Path(__file__).resolve().parent.parent)
+    schemas = {key: dict(value) for key, value in schema_store(spec).items()}
+    instances = [json.loads(e.split(b"data: ")[1]) for e in body(2000)[1:-3]]
+
+    def pydantic_model(instance: object) -> bool:
+        try:
+            ContentDeltaEvent.model_validate(instance)
+        except ValidationError:
+            return False
+        return True
+
+    compare_validators(
+        schemas, spec.event_type("content.delta").schema_id, instances,  # type: ignore[union-attr]
+        extra={"shipped is_valid": validators.is_valid_content_delta,
+               "pydantic model": pydantic_model},
+        title="content.delta events of the decoder benchmark",
+    )
+
+
 def decoder_table() -> None:
     rows: dict[str, dict[str, float]] = {}
     for eol in (b"\n", b"\r\n"):
@@ -102,9 +132,9 @@ def decoder_table() -> None:
                 "floor: split + orjson": lambda w=whole, e=eol: floor(w, e + e),
             }
             label = "LF" if eol == b"\n" else "CRLF"
-            rows[f"{label}, {feed}"] = rates(runs, total)
+            rows[f"{label}, {feed}"] = rates(runs, total, rounds=5)
     names = list(next(iter(rows.values())))
-    print(f"\nDecoder: events per second, {EVENTS:,} content.delta events, best of 3")
+    print(f"\nDecoder: events per second, {EVENTS:,} content.delta events, best of 5")
     print(f"{'':34}" + "".join(f"{column:>16}" for column in rows))
     for name in names:
         print(f"{name:34}" + "".join(f"{row[name]:16,.0f}" for row in rows.values()))
@@ -118,64 +148,22 @@ def decoder_table() -> None:
         print(f"{label:34}" + "".join(f"{r:16.2f}" for r in ratios))
 
 
-def stream_gigabyte(size: int) -> Iterator[bytes]:
-    """A conforming body of about `size` bytes, produced lazily in 64 KiB chunks."""
-    start, *deltas, stop, usage, end = body(400)
-    yield start
-    template = b"".join(deltas)
-    produced, seq = 0, 1
-    while produced < size:
-        block = template.replace(b'"seq":', b'"seq":@')
-        parts = block.split(b"@")
-        out = [parts[0]]
-        for part in parts[1:]:
-            digits = part.index(b",")
-            out.append(str(seq).encode() + part[digits:])
-            seq += 1
-        chunk = b"".join(out)
-        produced += len(chunk)
-        yield chunk
-    for tail in (stop, usage, end):
-        data = json.loads(tail.split(b"data: ")[1])
-        data["seq"] = seq
-        seq += 1
-        yield f"event: {data['type']}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-
-
-def memory_child(size: int) -> None:
-    decoder = Decoder(typed=False)
-    count = 0
-    for chunk in stream_gigabyte(size):
-        count += len(decoder.feed(chunk))
-    count += len(decoder.close())
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"events": count, "peak_mb": peak, "conforming": decoder.conforming}))
-
-
 def memory_report(size: int) -> None:
-    baseline = subprocess.run([sys.executable, __file__, "--memory-child", "0"],
-                              capture_output=True, text=True, check=True)
-    result = subprocess.run([sys.executable, __file__, "--memory-child", str(size)],
+    """Peak memory of decoding `size` bytes, in a child process that imports only llm_stream."""
+    script = Path(__file__).with_name("memory.py")
+    result = subprocess.run([sys.executable, str(script), str(size)],
                             capture_output=True, text=True, check=True)
-    base, used = json.loads(baseline.stdout), json.loads(result.stdout)
-    print(f"\nMemory: decoding {size / 1e9:.1f} GB ({used['events']:,} events, conforming: "
-          f"{used['conforming']}): peak RSS {used['peak_mb']:.1f} MB, of which "
-          f"{used['peak_mb'] - base['peak_mb']:.1f} MB above the interpreter with the package "
-          f"imported (target: under 64 MB)")
+    print(result.stdout.rstrip())
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--memory-child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--memory-bytes", type=int, default=1_000_000_000)
     parser.add_argument("--skip", nargs="*", default=[], choices=["decoder", "validators",
                                                                    "memory"])
     args = parser.parse_args()
-    if args.memory_child is not None:
-        memory_child(args.memory_child)
-        return
     if "validators" not in args.skip:
-        compare_validators()
+        validators_table()
     if "decoder" not in args.skip:
         decoder_table()
     if "memory" not in args.skip:

@@ -20,7 +20,13 @@ from .diagnostics import Diagnostic, LLMStreamError, Severity
 from .models import EVENT_MODELS, EventEnvelope, UnknownEvent
 from .rules import severity
 from .sse import SSEDecoder, SSEEvent
-from .validators import EVENT_CHECKS, is_valid_event, validate_event
+from .validators import (
+    EVENT_CHECKS,
+    is_valid_envelope,
+    is_valid_event,
+    validate_envelope,
+    validate_event,
+)
 
 _fast_loads: Callable[[str], Any] | None
 try:
@@ -96,19 +102,9 @@ _STEADY_VALIDATORS = {
     for kind in sorted(_STEADY_KINDS)
     if _all_required(EVENT_MODELS[kind])
 }
-
-
-def _steady_model(sse_type: str, data: str) -> Any:
-    """The typed hot path: parse and validate a steady event in one step, in pydantic's strict
-    mode, which accepts only what the event's schema accepts (the differential tests hold it to
-    that); None sends the event down the general path, which reports why."""
-    validate = _STEADY_VALIDATORS.get(sse_type)
-    if validate is None:
-        return None
-    try:
-        return validate(data, strict=True)
-    except ValueError:
-        return None
+"""The typed hot path parses and validates a steady event in one step, in pydantic's strict
+mode, for the types whose models accept only what their schemas accept (the differential tests
+hold them to that); what it refuses goes down the general path, which reports why."""
 
 
 def _never(instance: object) -> bool:
@@ -132,7 +128,9 @@ class Decoder:
     JSON objects as dicts, skipping model construction. `tools` is the set of tool names the
     request declared; given, every tool.call is checked against it (draft section 8.2).
     `lifecycle=False` checks events one by one (framing, envelope, schema) without order,
-    for excerpts of a stream.
+    for excerpts of a stream. `validate=False`, with `typed=False`, is the fastest path: each
+    event is checked against the envelope (v, seq, type) and the lifecycle, not against the
+    schema of its type.
     """
 
     def __init__(
@@ -142,10 +140,15 @@ class Decoder:
         strict: bool = False,
         tools: Iterable[str] | None = None,
         lifecycle: bool = True,
+        validate: bool = True,
         max_line_bytes: int = 1 << 20,
         max_event_bytes: int = 8 << 20,
     ) -> None:
+        if typed and not validate:
+            raise ValueError("typed events are always validated: use typed=False")
         self.typed = typed
+        self._is_valid = is_valid_event if validate else is_valid_envelope
+        self._errors = validate_event if validate else validate_envelope
         self.strict = strict
         self.tools = None if tools is None else frozenset(tools)
         self.lifecycle = lifecycle
@@ -223,15 +226,20 @@ class Decoder:
                 self._drain_sse(sse.line)
             if self._pending is None:
                 if typed:
-                    model = _steady_model(sse.type, sse.data)
-                    if (
-                        model is not None
-                        and steady.get(model.index, _NOT_STEADY)[0] == model.type
-                        and model.seq == self._expected_seq
-                    ):
-                        self._expected_seq += 1
-                        append(model)
-                        continue
+                    validate = _STEADY_VALIDATORS.get(sse.type)
+                    if validate is not None:
+                        try:
+                            model = validate(sse.data, strict=True)
+                        except ValueError:
+                            model = None
+                        if (
+                            model is not None
+                            and steady.get(model.index, _NOT_STEADY)[0] == model.type
+                            and model.seq == self._expected_seq
+                        ):
+                            self._expected_seq += 1
+                            append(model)
+                            continue
                 else:
                     try:
                         obj = _parse_json(sse.data)
@@ -308,9 +316,9 @@ class Decoder:
         if type(kind) is str and kind != sse_type:
             self._report("LS-ENV-4", line,
                          f"the event: field is {sse_type!r} but the JSON type is {kind!r}")
-        valid = is_valid_event(obj)
+        valid = self._is_valid(obj)
         if not valid:
-            for error in validate_event(obj):
+            for error in self._errors(obj):
                 self._report(error.rule, line, error.message)
         if type(kind) is str and not registered:
             self._report("LS-TYPE-1", line, f"{kind!r} is not a registered event type")
@@ -400,7 +408,8 @@ class Decoder:
                 and established == block_kind
                 and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
             ):
-                self._steady[index] = (kind, EVENT_CHECKS[kind])
+                full = self._is_valid is is_valid_event
+                self._steady[index] = (kind, EVENT_CHECKS[kind] if full else is_valid_envelope)
         else:
             reason = obj.get("stop_reason")
             member, wanted = self._closes_with.get(index, ("", reason))
