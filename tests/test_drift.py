@@ -11,6 +11,8 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -43,19 +45,25 @@ def test_an_untouched_copy_has_no_drift(project: Path) -> None:
     assert result.returncode == 0, result.stderr
 
 
+@contextmanager
+def appended(path: Path, text: bytes) -> Iterator[None]:
+    """`path` with `text` appended, as a hand edit would leave it; restored afterwards."""
+    original = path.read_bytes()
+    path.write_bytes(original + text)
+    try:
+        yield
+    finally:
+        path.write_bytes(original)
+
+
 @pytest.mark.parametrize("edited", [
     "generated/python/llm_stream/encoder.py",
     "generated/docs/events/usage.md",
     "generated/registry/stop-reasons.csv",
 ])
 def test_a_hand_edit_under_generated_fails(project: Path, edited: str) -> None:
-    path = project / edited
-    original = path.read_bytes()
-    path.write_bytes(original + b"\n")
-    try:
+    with appended(project / edited, b"\n"):
         result = generate_check(project)
-    finally:
-        path.write_bytes(original)
     assert result.returncode == 1
     assert f"drift: {edited}" in result.stderr
 
@@ -78,12 +86,7 @@ def test_a_stray_file_under_generated_fails(project: Path) -> None:
 def test_a_template_edit_without_regenerating_fails(
     project: Path, template: str, artifact: str
 ) -> None:
-    path = project / template
-    original = path.read_bytes()
-    path.write_bytes(original + b"\n# changed\n")
-    try:
+    with appended(project / template, b"\n# changed\n"):
         result = generate_check(project)
-    finally:
-        path.write_bytes(original)
     assert result.returncode == 1
     assert f"drift: {artifact}" in result.stderr
