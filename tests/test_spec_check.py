@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from llm_stream_codegen.check import check
+from llm_stream_codegen.examples import verify_examples
 
 
 def edit_json(path: Path, change: Callable[[dict], None]) -> None:
@@ -143,3 +144,26 @@ def test_each_kind_of_inconsistency_is_refused(kind: str, source_copy: Path) -> 
     breaking(source_copy)
     errors = errors_of(source_copy)
     assert any(re.search(expected, e) for e in errors), errors
+
+
+def test_an_example_tagged_with_the_wrong_rule_is_refused(source_copy: Path) -> None:
+    manifest = source_copy / "spec/examples/examples.yaml"
+    text = manifest.read_text()
+    entry = text.index("file: invalid/seq-gap.sse")
+    tag = text.index("expect: [LS-SEQ-2]", entry)
+    manifest.write_text(text[:tag] + "expect: [LS-SEQ-1]" + text[tag + len("expect: [LS-SEQ-2]"):])
+    spec, errors = check(source_copy)
+    assert spec is not None and errors == []
+    (found,) = (str(e) for e in verify_examples(spec, source_copy))
+    assert re.fullmatch(r"spec/examples/examples\.yaml:\d+: example invalid/seq-gap\.sse "
+                        r"should be LS-SEQ-1, but the bindings report LS-SEQ-2", found), found
+
+
+def test_a_valid_example_that_the_bindings_refuse_is_reported(source_copy: Path) -> None:
+    example = source_copy / "spec/examples/complete/complete-example.sse"
+    example.write_bytes(example.read_bytes().replace(b'"seq":3', b'"seq":30'))
+    spec, errors = check(source_copy)
+    assert spec is not None and errors == []
+    found = [str(e) for e in verify_examples(spec, source_copy)]
+    assert any("example complete/complete-example.sse should be valid, but the bindings report "
+               "LS-SEQ-2" in line for line in found), found
