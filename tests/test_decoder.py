@@ -588,3 +588,13 @@ def test_an_8_mb_line_in_small_chunks_costs_what_it_costs_whole() -> None:
     # Quadratic joining would copy ~32 GiB here, thousands of times the whole-body cost.
     # 8192 feed calls cost something of their own, hence the generous factor.
     assert kib < 25 * whole, (kib, whole)
+
+
+def test_strict_mode_keeps_the_events_decoded_before_the_error() -> None:
+    body = (EXAMPLES / "complete" / "complete-example.sse").read_bytes()
+    broken = body.replace(b'"seq":5', b'"seq":50')
+    decoder = Decoder(strict=True)
+    with pytest.raises(LLMStreamError) as raised:
+        decoder.feed(broken)
+    assert raised.value.diagnostic.rule == "LS-SEQ-2"
+    assert [event.seq for event in raised.value.events] == [0, 1, 2, 3, 4]

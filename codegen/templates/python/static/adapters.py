@@ -13,9 +13,10 @@ the end of a body that does not conform; a caller that wants the verdict reads i
 
 `diagnostics` is the decoder's own list: it grows while events are decoded and is complete once
 the iterator is exhausted (the end of the body is itself checked, for a missing stream.end say).
-Options are the decoder's (`typed`, `strict`, `tools`, `lifecycle`, `max_line_bytes`,
-`max_event_bytes`); with `strict=True` the first error raises `LLMStreamError` from the loop, as
-the decoder does. A caller can pass a `Decoder` of its own instead, as `decoder=`.
+Options are the decoder's (`typed`, `strict`, `tools`, `lifecycle`, `validate`,
+`max_line_bytes`, `max_event_bytes`); with `strict=True` the first error raises `LLMStreamError`
+from the loop, as the decoder does, and the events its chunk completed before the error are on
+the error's `events`. A caller can pass a `Decoder` of its own instead, as `decoder=`.
 
 A loop that stops early (`break`) leaves the body unfinished: the decoder is not closed, so no
 diagnostic is made up for the part never read. `close()` (or `aclose()`, or leaving a `with`

@@ -221,45 +221,49 @@ class Decoder:
         steady = self._steady
         sse_found = self._sse.diagnostics
         typed = self.typed
-        for sse in sse_events:
-            if sse_found:
-                self._drain_sse(sse.line)
-            if self._pending is None:
-                if typed:
-                    validate = _STEADY_VALIDATORS.get(sse.type)
-                    if validate is not None:
+        try:
+            for sse in sse_events:
+                if sse_found:
+                    self._drain_sse(sse.line)
+                if self._pending is None:
+                    if typed:
+                        validate = _STEADY_VALIDATORS.get(sse.type)
+                        if validate is not None:
+                            try:
+                                model = validate(sse.data, strict=True)
+                            except ValueError:
+                                model = None
+                            if (
+                                model is not None
+                                and steady.get(model.index, _NOT_STEADY)[0] == model.type
+                                and model.seq == self._expected_seq
+                            ):
+                                self._expected_seq += 1
+                                append(model)
+                                continue
+                    else:
                         try:
-                            model = validate(sse.data, strict=True)
+                            obj = _parse_json(sse.data)
                         except ValueError:
-                            model = None
-                        if (
-                            model is not None
-                            and steady.get(model.index, _NOT_STEADY)[0] == model.type
-                            and model.seq == self._expected_seq
-                        ):
-                            self._expected_seq += 1
-                            append(model)
-                            continue
-                else:
-                    try:
-                        obj = _parse_json(sse.data)
-                    except ValueError:
-                        obj = None
-                    index = obj.get("index") if type(obj) is dict else None
-                    if type(index) is int:
-                        kind, check = steady.get(index, _NOT_STEADY)
-                        if (
-                            kind == sse.type
-                            and kind == obj.get("type")
-                            and obj.get("seq") == self._expected_seq
-                            and check(obj)
-                        ):
-                            self._expected_seq += 1
-                            append(obj)
-                            continue
-            event = self._general(sse)
-            if event is not None:
-                append(event)
+                            obj = None
+                        index = obj.get("index") if type(obj) is dict else None
+                        if type(index) is int:
+                            kind, check = steady.get(index, _NOT_STEADY)
+                            if (
+                                kind == sse.type
+                                and kind == obj.get("type")
+                                and obj.get("seq") == self._expected_seq
+                                and check(obj)
+                            ):
+                                self._expected_seq += 1
+                                append(obj)
+                                continue
+                event = self._general(sse)
+                if event is not None:
+                    append(event)
+        except LLMStreamError as error:
+            error.events = list(out)
+            raise
         if sse_events:
             self._last_line = sse_events[-1].line
         return out

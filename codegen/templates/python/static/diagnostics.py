@@ -48,8 +48,13 @@ class SchemaError:
 
 
 class LLMStreamError(Exception):
-    """Raised in strict mode on the first error-severity diagnostic."""
+    """Raised in strict mode on the first error-severity diagnostic.
+
+    `events` holds the events that the same `feed()` or `close()` completed before the error,
+    so that nothing decoded is lost with it.
+    """
 
     def __init__(self, diagnostic: Diagnostic) -> None:
         super().__init__(str(diagnostic))
         self.diagnostic = diagnostic
+        self.events: list[object] = []
