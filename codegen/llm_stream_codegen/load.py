@@ -40,13 +40,24 @@ REGISTRY_DIR = "registry"
 SCHEMA_DIR = "schemas"
 REGISTRY_SCHEMA = "registry/registry.schema.json"
 VALUE_REGISTRIES = ("stop-reasons", "error-codes", "roles", "content-part-types")
+
+
 SOURCE_DIRS = ("spec", "schemas", "registry")
+SOURCE_PATTERNS = (
+    "spec/*.yaml", "spec/*.json", "spec/examples/**/*", "schemas/**/*.json",
+    "registry/*.yaml", "registry/*.json",
+)
+"""The files `load` reads: an editor's swap file or a stray note beside them changes no hash."""
 
 
 def source_files(root: Path) -> Iterator[Path]:
-    """Every file of the spec source, in a stable order (the input of the input hash)."""
-    for folder in SOURCE_DIRS:
-        yield from sorted(p for p in (root / folder).rglob("*") if p.is_file())
+    """Every file the spec source is read from, in a stable order (the input of the input
+    hash); hidden files are never part of it."""
+    found = {
+        path for pattern in SOURCE_PATTERNS for path in root.glob(pattern)
+        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(root).parts)
+    }
+    yield from sorted(found)
 
 
 def hash_files(root: Path, files: Iterator[Path]) -> str:

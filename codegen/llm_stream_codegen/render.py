@@ -72,6 +72,7 @@ def static_python(spec: Spec) -> Iterator[Artifact]:
         name = f"python/static/{path.name}"
         header = python_header(spec, f"codegen/templates/{name}", inputs_hash(spec, name))
         yield Artifact(f"{PACKAGE_DIR}/{path.name}", (header + path.read_text()).encode())
+    yield Artifact(f"{PACKAGE_DIR}/py.typed", b"")  # PEP 561: the bindings ship their types
 
 
 def rendered_python(spec: Spec) -> Iterator[Artifact]:

@@ -7,12 +7,13 @@ Works on typed events and on the raw dicts of the fast path alike.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
+
+from .jsontext import loads
 
 
 def _get(event: Any, name: str) -> Any:
@@ -78,7 +79,7 @@ class Aggregate:
         elif kind == "tool.call":
             arguments = _get(event, "arguments")
             try:
-                parsed = json.loads(arguments)
+                parsed = loads(arguments)
             except (TypeError, ValueError):  # not JSON text, or not text at all
                 parsed = None
             self.tool_calls.append(

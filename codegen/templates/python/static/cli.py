@@ -15,6 +15,7 @@ from typing import IO, Any
 
 from .decoder import Decoder
 from .diagnostics import Diagnostic, Severity
+from .jsontext import loads
 from .request import check_request_text
 
 CHUNK = 1 << 16
@@ -78,7 +79,7 @@ def declared_tools(path: str) -> list[str]:
     """Tool names from a request body (its `tools`) or from a JSON array of declarations."""
     try:
         with _open(path) as stream:
-            document = json.loads(stream.read())
+            document = loads(stream.read().decode("utf-8", "replace"))
     except ValueError as exc:
         raise UsageError(f"{path}: not JSON: {exc}") from exc
     tools = document.get("tools", []) if isinstance(document, dict) else document

@@ -8,8 +8,6 @@ callers feed whatever bytes arrive and get back whatever events completed, in th
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -17,6 +15,7 @@ from pydantic import BaseModel
 
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, Severity
+from .jsontext import loads, parse_fast
 from .models import EVENT_MODELS, EventEnvelope, UnknownEvent
 from .rules import severity
 from .sse import SSEDecoder, SSEEvent
@@ -27,55 +26,6 @@ from .validators import (
     validate_envelope,
     validate_event,
 )
-
-_fast_loads: Callable[[str], Any] | None
-try:
-    from orjson import loads as _orjson_loads
-
-    _fast_loads = _orjson_loads
-except ImportError:  # orjson is optional: the standard library is the fallback
-    _fast_loads = None
-
-
-def _reject_constant(name: str) -> None:
-    raise ValueError(f"{name} is not JSON")
-
-
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-
-
-def _strict_loads(text: str) -> Any:
-    """The standard library's parser without its NaN/Infinity extension, which JSON forbids,
-    and refusing an unpaired surrogate escape ("\\ud800"), which is no Unicode text, as orjson
-    does."""
-    value = json.loads(text, parse_constant=_reject_constant)
-    if _SURROGATE_ESCAPE.search(text) is not None:
-        try:
-            json.dumps(value, ensure_ascii=False).encode()
-        except UnicodeEncodeError:
-            raise ValueError("a string holds an unpaired surrogate") from None
-    return value
-
-
-_parse_json: Callable[[str], Any] = _fast_loads or _strict_loads
-"""The first try on the hot path; `loads` decides what it refuses."""
-
-
-_LONG_INTEGER = re.compile(r"[0-9]{19}")
-"""orjson reads an integer beyond 64 bits as a float, which loses digits (and a float where an
-int belongs fails the models); a text that may hold one goes to the standard library."""
-
-
-def loads(text: str) -> Any:
-    """Parse one JSON text; orjson when installed, the standard library for what it refuses or
-    would read inexactly (integers beyond 64 bits are JSON too), ValueError when it is not JSON."""
-    if _fast_loads is not None and _LONG_INTEGER.search(text) is None:
-        try:
-            return _fast_loads(text)
-        except ValueError:
-            pass
-    return _strict_loads(text)
-
 
 _STEADY_KINDS = frozenset(
     kind for kind, place in life.PLACES.items()
@@ -104,7 +54,9 @@ _STEADY_VALIDATORS = {
 }
 """The typed hot path parses and validates a steady event in one step, in pydantic's strict
 mode, for the types whose models accept only what their schemas accept (the differential tests
-hold them to that); what it refuses goes down the general path, which reports why."""
+hold them to that); what it refuses goes down the general path, which reports why. pydantic's
+parser takes NaN and Infinity, which JSON does not: data that may hold them takes the general
+path too."""
 
 
 def _never(instance: object) -> bool:
@@ -243,7 +195,7 @@ class Decoder:
                                 continue
                     else:
                         try:
-                            obj = _parse_json(sse.data)
+                            obj = parse_fast(sse.data)
                         except ValueError:
                             obj = None
                         index = obj.get("index") if type(obj) is dict else None

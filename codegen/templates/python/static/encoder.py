@@ -17,7 +17,7 @@ VERSION = "1.0"
 
 
 def _compact(value: object) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def _as_dict(event: Mapping[str, Any] | BaseModel) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from .diagnostics import Diagnostic, SchemaError
+from .jsontext import loads
 from .rules import severity
 from .validators import validate_request
 
@@ -43,7 +44,7 @@ def cross_reference_errors(request: Any) -> list[SchemaError]:
 def check_request_text(text: str) -> list[Diagnostic]:
     """Every problem of a request body, each with its rule and line."""
     try:
-        request = json.loads(text)
+        request = loads(text)
     except ValueError as exc:
         line = getattr(exc, "lineno", 1)
         return [Diagnostic("LS-REQ-4", line, f"the body is not JSON: {exc}")]
