@@ -90,7 +90,16 @@ def _unlisted_example(root: Path) -> None:
     (root / "spec/examples/complete/stray.sse").write_text("event: x\n\n")
 
 
+def _block_event_without_index(root: Path) -> None:
+    edit_json(root / "schemas/events/content.delta.json",
+              lambda d: d["required"].remove("index"))
+
+
 BROKEN = {
+    "block event without index": (
+        _block_event_without_index,
+        r"registry/event-types\.yaml:\d+: event type 'content\.delta': place 'block' needs a "
+        r"required integer index in schemas/events/content\.delta\.json"),
     "schema not 2020-12": (
         _schema_not_2020_12,
         r"schemas/tool\.json: not a valid JSON Schema 2020-12 at /properties/name/type"),

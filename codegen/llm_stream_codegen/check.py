@@ -118,6 +118,10 @@ def _check_event_types(spec: Spec, root: Path) -> Iterator[SourceError]:
                               f"event type {event.name!r}: {event.schema_path} must fix "
                               f"properties.type.const to {event.name!r}, found {type_const!r}")
         place = event.lifecycle.place
+        if place in BLOCK_PLACES and not _has_block_index(doc.document):
+            yield SourceError(where.path, where.line,
+                              f"event type {event.name!r}: place {place!r} needs a required "
+                              f"integer index in {event.schema_path}, the block it belongs to")
         if place not in spec.lifecycle.places:
             yield SourceError(where.path, where.line,
                               f"event type {event.name!r}: unknown lifecycle place {place!r}")
@@ -126,6 +130,15 @@ def _check_event_types(spec: Spec, root: Path) -> Iterator[SourceError]:
             yield SourceError(where.path, where.line,
                               f"event type {event.name!r}: closes_with {closes!r} is not a "
                               "registered stop reason")
+
+
+BLOCK_PLACES = ("block", "block-end")
+"""The places whose events the decoder pairs by their content block index."""
+
+
+def _has_block_index(schema: Mapping[str, Any]) -> bool:
+    index = (schema.get("properties") or {}).get("index") or {}
+    return "index" in (schema.get("required") or ()) and index.get("type") == "integer"
 
 
 def _rule_references(spec: Spec) -> Iterator[tuple[str, int, str, str]]:

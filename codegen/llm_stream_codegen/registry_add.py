@@ -52,7 +52,7 @@ NEW_STATUSES = ("provisional", "permanent")
 CHECK_KINDS = ("json-text", "unique", "declared-tool", "non-decreasing")
 FIELD_TYPES = ("string", "integer", "number", "boolean", "object", "array")
 ENVELOPE_FIELDS = ("v", "seq")
-BLOCK_KIND_PATTERN = re.compile(r"[a-z][a-z-]*")
+BLOCK_KIND_PATTERN = re.compile(r"[a-z]+(-[a-z]+)*")
 RULE_PATTERN = re.compile(r"LS-[A-Z]+-[0-9]+")
 REFERENCE_PATTERN = re.compile(
     r"(?:RFC ?\d+|draft-[a-z0-9-]+|[a-z][a-z0-9+.-]*://\S+|urn:\S+)", re.IGNORECASE
