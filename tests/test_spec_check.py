@@ -95,7 +95,30 @@ def _block_event_without_index(root: Path) -> None:
               lambda d: d["required"].remove("index"))
 
 
+def _decision_without_reason(root: Path) -> None:
+    replace(root / "spec/llm-stream.yaml", "    reason: A zero would be read as a measurement",
+            "    why: A zero would be read as a measurement")
+
+
+def _expect_not_a_list(root: Path) -> None:
+    replace(root / "spec/examples/examples.yaml", "expect: [LS-SEQ-2]", "expect: LS-SEQ-2")
+
+
+def _spec_file_missing(root: Path) -> None:
+    (root / "spec/llm-stream.yaml").unlink()
+
+
 BROKEN = {
+    "decision without reason": (
+        _decision_without_reason,
+        r"spec/llm-stream\.yaml:\d+: entry 'D-USAGE-COUNTS': does not satisfy "
+        r"spec/spec\.schema\.json: "),
+    "expect not a list": (
+        _expect_not_a_list,
+        r"spec/examples/examples\.yaml:\d+: entry 'invalid/[a-z-]+\.sse': does not satisfy "
+        r"spec/examples\.schema\.json: 'LS-SEQ-2' "),
+    "spec file missing": (
+        _spec_file_missing, r"spec/llm-stream\.yaml: the file does not exist"),
     "block event without index": (
         _block_event_without_index,
         r"registry/event-types\.yaml:\d+: event type 'content\.delta': place 'block' needs a "

@@ -16,10 +16,17 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from .load import REGISTRY_SCHEMA, load, load_schemas, read_registry_files
+from .load import (
+    EXAMPLES_FILE,
+    REGISTRY_SCHEMA,
+    SPEC_FILE,
+    load,
+    load_schemas,
+    read_registry_files,
+)
 from .model import Spec
 from .schema_walk import iter_nodes, resolve_ref
-from .sources import SourceError, line_of, read_json
+from .sources import SourceError, line_of, read_json, read_yaml
 
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
 
@@ -36,24 +43,36 @@ def _line_at(document: Any, path: Iterator[Any] | list[Any]) -> int:
     return line
 
 
+SPEC_SCHEMAS = (
+    (SPEC_FILE, "spec/spec.schema.json"),
+    (EXAMPLES_FILE, "spec/examples.schema.json"),
+)
+"""The spec's own files and the schema each must satisfy."""
+
+
+def _against(schema_path: str, display: str, data: Any, root: Path) -> Iterator[SourceError]:
+    """The faults of one YAML document against its schema, each at its entry's line."""
+    validator = Draft202012Validator(read_json(root / schema_path, schema_path))
+    for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
+        shown = best_match([error])
+        path = list(shown.absolute_path)
+        yield SourceError(display, _line_at(data, path),
+                          f"{_entry_name(data, path)}does not satisfy {schema_path}: "
+                          f"{shown.message}")
+
+
 def check_files(root: Path) -> list[SourceError]:
-    """Stage one: every registry file and every schema is well-formed."""
+    """Stage one: the spec's files, every registry file and every schema are well-formed."""
     errors: list[SourceError] = []
     try:
-        registry_schema = read_json(root / REGISTRY_SCHEMA, REGISTRY_SCHEMA)
+        for display, schema_path in SPEC_SCHEMAS:
+            errors += _against(schema_path, display, read_yaml(root / display, display), root)
         registries = read_registry_files(root)
+        for display, data in registries.values():
+            errors += _against(REGISTRY_SCHEMA, display, data, root)
         schemas = load_schemas(root)
     except SourceError as exc:
-        return [exc]
-    validator = Draft202012Validator(registry_schema)
-    for display, data in registries.values():
-        for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
-            shown = best_match([error])
-            entry = _entry_name(data, list(shown.absolute_path))
-            errors.append(SourceError(
-                display, _line_at(data, list(shown.absolute_path)),
-                f"{entry}does not satisfy {REGISTRY_SCHEMA}: {shown.message}",
-            ))
+        return [*errors, exc]
     for doc in schemas.values():
         for error in _META.iter_errors(doc.document):
             where = "/".join(str(p) for p in error.absolute_path)
@@ -65,10 +84,12 @@ def check_files(root: Path) -> list[SourceError]:
 
 
 def _entry_name(data: Any, path: list[Any]) -> str:
-    if len(path) >= 2 and path[0] == "entries" and isinstance(path[1], int):
-        entry = data["entries"][path[1]]
-        name = entry.get("name", entry.get("value")) if isinstance(entry, dict) else None
-        return f"entry {name!r}: " if name else f"entry {path[1] + 1}: "
+    """How an error names the entry it is in: by its name, value, id or file, else its number."""
+    if len(path) >= 2 and isinstance(path[1], int) and isinstance(data, dict):
+        entry = data[path[0]][path[1]]
+        if isinstance(entry, dict):
+            name = next((entry[k] for k in ("name", "value", "id", "file") if k in entry), None)
+            return f"entry {name!r}: " if name else f"entry {path[1] + 1}: "
     return ""
 
 

@@ -57,9 +57,18 @@ _Loader.yaml_implicit_resolvers = {
 }
 
 
+def _read_text(path: Path, display: str) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SourceError(display, 0, "the file does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SourceError(display, 0, f"cannot be read: {exc}") from None
+
+
 def read_yaml(path: Path, display: str) -> Any:
     """Parse a YAML file; `display` is the path errors show (relative to the project root)."""
-    stream = io.StringIO(path.read_text(encoding="utf-8"))
+    stream = io.StringIO(_read_text(path, display))
     stream.name = display
     try:
         return yaml.load(stream, Loader=_Loader)
@@ -80,7 +89,7 @@ def read_json(path: Path, display: str) -> Any:
         return result
 
     try:
-        return json.loads(path.read_text(encoding="utf-8"), object_pairs_hook=no_duplicates)
+        return json.loads(_read_text(path, display), object_pairs_hook=no_duplicates)
     except json.JSONDecodeError as exc:
         raise SourceError(display, exc.lineno, f"invalid JSON: {exc.msg}") from exc
 
