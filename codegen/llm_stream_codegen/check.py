@@ -205,8 +205,7 @@ def _check_rule_references(spec: Spec) -> Iterator[SourceError]:
 
 
 def _check_sections(spec: Spec) -> Iterator[SourceError]:
-    anchors = {s.anchor for s in spec.sections}
-    anchors |= {f"decision-{d.id.lower()}" for d in spec.decisions}
+    anchors = spec.anchors
     for rule in spec.rules.values():
         if rule.section not in anchors:
             message = f"rule {rule.id} names section {rule.section!r}, which does not exist"

@@ -251,6 +251,12 @@ class Spec:
     """Each registry file's own members (title, reference, policy, note) by registry name."""
     input_hash: str
 
+    @property
+    def anchors(self) -> frozenset[str]:
+        """Every anchor a reference may name: the sections' and the decisions'."""
+        return frozenset({s.anchor for s in self.sections}
+                         | {f"decision-{d.id.lower()}" for d in self.decisions})
+
     def section(self, anchor: str) -> Section | None:
         return next((s for s in self.sections if s.anchor == anchor), None)
 

@@ -301,9 +301,7 @@ def _reference_problems(reference: Any, spec: Spec) -> list[str]:
                 "LS-IANA-1): give '#<section-anchor>', '#decision-<id>', an RFC, an "
                 "Internet-Draft name or a URL"]
     if reference.startswith("#"):
-        anchors = {s.anchor for s in spec.sections}
-        anchors |= {f"decision-{d.id.lower()}" for d in spec.decisions}
-        if reference[1:] not in anchors:
+        if reference[1:] not in spec.anchors:
             return [f"reference {reference!r} names no section and no decision of "
                     "spec/llm-stream.yaml"]
         return []
@@ -416,7 +414,7 @@ def _metadata_problems(proposal: Proposal) -> list[str]:
         except ValueError:
             problems.append(f"date {proposal.date!r} is not a date YYYY-MM-DD")
         else:
-            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", str(proposal.date)):
+            if not _DATE.fullmatch(str(proposal.date)):
                 problems.append(f"date {proposal.date!r} is not a date YYYY-MM-DD")
     if not _text(proposal.change_controller):
         problems.append("a change controller is required: who may change the registration")
