@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import time
 import tracemalloc
 from collections.abc import Iterator
@@ -344,19 +345,29 @@ def test_integers_beyond_64_bits_stay_exact(typed: bool) -> None:
     ('{"v":"1.0","seq":1,"type":"content.delta","index":0,"role":"assistant",'
      '"delta":{"text":"\\udc00"}}', "LS-SSE-2"),
     ('{"v":"1.0","seq":1,"type":"usage","input_tokens":NaN,"output_tokens":1}', "LS-SSE-2"),
+    ('{"v":"1.0","seq":2,"type":"content.delta","index":0,"role":"assistant",'
+     '"delta":{"text":"a"},"x":NaN}', "LS-SSE-2"),
+    ('{"v":"1.0","seq":2,"type":"content.delta","index":0,"role":"assistant",'
+     '"delta":{"text":"a","x":[-Infinity]}}', "LS-SSE-2"),
+    ('{"v":"1.0","seq":2,"type":"content.delta","index":0,"role":"assistant",'
+     '"delta":{"text":"a"},"x":"\\x41"}', "LS-SSE-2"),
 ], ids=["type-array", "type-object", "index-array", "index-object", "lone-surrogate-type",
-        "lone-surrogate-text", "nan"])
+        "lone-surrogate-text", "nan", "nan-unknown-field", "infinity-nested-unknown-field",
+        "bad-escape"])
 def test_hostile_values_are_diagnosed_not_raised(data: str, rule: str, typed: bool) -> None:
-    """Values of any JSON type where a string or an integer belongs, and JSON no Unicode text
-    can hold, give diagnostics in every mode, never an exception from deep inside."""
+    """Values of any JSON type where a string or an integer belongs, and text that is not
+    JSON (NaN and Infinity are not, even in an unknown field) give diagnostics in every mode
+    and every chunking (the event in a chunk of its own takes the decoder's fastest path),
+    never an exception from deep inside."""
     body = stream(start(), delta(1, "a")) + f"event: content.delta\ndata: {data}\n\n".encode()
     body += stream(stop(3), usage(4), end(5))
-    events, decoder = decode(body, typed=typed)
-    found = [d.rule for d in decoder.diagnostics]
-    assert rule in found, found
-    assert len(events) == 5  # the broken event is reported, not returned
-    if rule == "LS-SSE-2":
-        assert found == ["LS-SSE-2"]
+    for cuts in ([], event_ends(body)):
+        events, diagnostics = feed_cut(body, cuts, typed=typed)
+        found = [d.rule for d in diagnostics]
+        assert rule in found, found
+        assert len(events) == 5  # the broken event is reported, not returned
+        if rule == "LS-SSE-2":
+            assert found == ["LS-SSE-2"]
     with pytest.raises(LLMStreamError):
         decode(body, strict=True, typed=typed)
 
@@ -455,6 +466,11 @@ def bodies(draw: st.DrawFn) -> bytes:
     return body
 
 
+def event_ends(body: bytes) -> list[int]:
+    """Cut points just after every blank line, as servers that flush every event send."""
+    return [m.end() for m in re.finditer(rb"\r\n\r\n|\n\n|\r\r", body)]
+
+
 def tricky_cuts(body: bytes) -> list[int]:
     """Cut points inside a CRLF and inside every multi-byte UTF-8 character."""
     cuts = []
@@ -498,7 +514,7 @@ def test_any_chunking_gives_the_same_events_and_diagnostics(
 ) -> None:
     options = {**options, **limits}
     whole = feed_cut(body, [], **options)
-    cuttings = [list(range(len(body))), tricky_cuts(body)]
+    cuttings = [list(range(len(body))), tricky_cuts(body), event_ends(body)]
     if data is not None:
         cuttings.append(data.draw(st.lists(st.integers(1, max(len(body) - 1, 1)), max_size=12)))
     for cuts in cuttings:

@@ -578,6 +578,87 @@ def test_any_chunking_gives_what_the_whole_body_gives(
     assert decode(data.draw(chunkings(body)), **limits) == expected
 
 
+def decode_taking(
+    chunks: Iterable[bytes], **limits: int
+) -> tuple[list[SSEEvent], list[Diagnostic]]:
+    """As `decode`, but every chunk `whole_event` recognises is taken through it when its type
+    and data are UTF-8, as a caller that checks events on their bytes does."""
+    decoder = SSEDecoder(**limits)
+    events: list[SSEEvent] = []
+    for chunk in chunks:
+        whole = decoder.whole_event(chunk)
+        try:
+            name, data = whole[0].decode(), whole[1].decode()  # type: ignore[index]
+        except (TypeError, UnicodeDecodeError):
+            events += decoder.feed(chunk)
+        else:
+            events.append(ev(data, name, line=decoder.took_whole_event()))
+    events += decoder.close()
+    return events, decoder.diagnostics
+
+
+def without_id_and_retry(events: list[SSEEvent]) -> list[SSEEvent]:
+    return [replace(e, id="", retry=None) for e in events]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), bodies(), LIMITS)
+def test_taking_whole_events_gives_what_feeding_them_gives(
+    data: st.DataObject, body: bytes, limits: dict[str, int]
+) -> None:
+    """Whatever `whole_event` hands out is exactly the one event `feed` would have dispatched
+    (type, data and line; a taker has no use for id and retry), and taking it leaves the
+    decoder where feeding it would have."""
+    chunks = data.draw(st.sampled_from([at_blank_lines(body), data.draw(chunkings(body))]))
+    events, diagnostics = decode(chunks, **limits)
+    taken, taken_diagnostics = decode_taking(chunks, **limits)
+    assert without_id_and_retry(taken) == without_id_and_retry(events)
+    assert taken_diagnostics == diagnostics
+
+
+FIRST = b"event: s\ndata: 0\n\n"
+
+
+@pytest.mark.parametrize("chunk", [
+    b"event: a\ndata: 1\n\n",
+    b"event: a\r\ndata: 1\r\n\r\n",
+    b"event: a\rdata: 1\r\n\n",
+    b"event: a\ndata: \n\n",
+])
+def test_whole_event_finds_the_usual_shape_in_any_line_ends(chunk: bytes) -> None:
+    decoder = SSEDecoder()
+    assert decoder.whole_event(chunk) is None  # a BOM may yet come
+    assert decoder.feed(FIRST) == [ev("0", "s")]
+    name, data = decoder.whole_event(chunk) or (b"", b"")
+    assert (name, data) == (b"a", chunk.splitlines()[1][6:])
+    assert decoder.took_whole_event() == 4
+    assert decoder.whole_event(chunk) is not None
+    assert decoder.took_whole_event() == 7
+    assert decoder.feed(chunk) == [ev(data.decode(), "a", line=10)]
+
+
+@pytest.mark.parametrize(("before", "chunk"), [
+    (b"", b"event: a\ndata: 1\n\nevent: a\ndata: 2\n\n"),  # two events
+    (b"", b"data: 1\n\n"),  # no event: line
+    (b"", b"event: a\nid: 1\ndata: 1\n\n"),  # another field
+    (b"", b"event: a\ndata: 1\n"),  # no blank line
+    (b"", b"event: a\ndata: 1\n\r"),  # a CR at the end may start a CRLF
+    (b"", b"event:a\ndata: 1\n\n"),  # not the usual shape, though the same event
+    (b"event: b\n", b"event: a\ndata: 1\n\n"),  # an event is open
+    (b"data: 1", b"event: a\ndata: 1\n\n"),  # a line is open
+    (BOM[:2], b"event: a\ndata: 1\n\n"),  # the BOM is not settled
+    (b"data: 1\r", b"event: a\ndata: 1\n\n"),  # an LF may still belong to the CR
+    (b"x" * 40, b"event: a\ndata: 1\n\n"),  # over the line limit
+])
+def test_whole_event_refuses_anything_else(before: bytes, chunk: bytes) -> None:
+    decoder = SSEDecoder(max_line_bytes=32)
+    if before != BOM[:2]:
+        decoder.feed(FIRST)
+    decoder.feed(before)
+    assert decoder.whole_event(chunk) is None
+    assert decoder.whole_event(b"event: a\ndata: " + b"1" * 40 + b"\n\n") is None  # too long
+
+
 # -- against httpx-sse -----------------------------------------------------------------------
 
 

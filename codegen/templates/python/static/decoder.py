@@ -58,12 +58,17 @@ hold them to that); what it refuses goes down the general path, which reports wh
 parser takes NaN and Infinity, which JSON does not: data that may hold them takes the general
 path too."""
 
+_STEADY_VALIDATORS_BY_NAME = {
+    kind.encode(): validate for kind, validate in _STEADY_VALIDATORS.items()
+}
+"""The same, by the event type as the bytes of a chunk hold it (`Decoder._continuation`)."""
+
 
 def _never(instance: object) -> bool:
     return False
 
 
-_NOT_STEADY: tuple[str, Callable[[object], bool]] = ("", _never)
+_NOT_STEADY: tuple[str, bytes, Callable[[object], bool]] = ("", b"", _never)
 
 Event = EventEnvelope | dict[str, Any]
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
@@ -118,7 +123,7 @@ class Decoder:
         self._seen: dict[tuple[str, str], set[Any]] = {}
         self._last_value: dict[tuple[str, str], Any] = {}
         self._closes_with: dict[int, tuple[str, str]] = {}
-        self._steady: dict[object, tuple[str, Callable[[object], bool]]] = {}
+        self._steady: dict[object, tuple[str, bytes, Callable[[object], bool]]] = {}
         self._failed = False
         self._closed = False
 
@@ -128,6 +133,10 @@ class Decoder:
         """Decode the bytes that arrived; returns the events they completed, in order."""
         if self._closed:
             raise RuntimeError("feed() after close()")
+        if self._steady and self._pending is None and not self._sse.diagnostics:
+            event = self._continuation(data)
+            if event is not None:
+                return [event]
         return self._events(self._sse.feed(data))
 
     def close(self) -> list[Event]:
@@ -164,58 +173,111 @@ class Decoder:
             for diagnostic in batch:
                 self._add(diagnostic)
 
+    def _continuation(self, chunk: bytes) -> Event | None:
+        """The event of a chunk that is one whole event continuing an open block in the expected
+        order, taken from the SSE layer; else None, and nothing changed.
+
+        Such an event changes nothing but the next seq, and servers flush every event, so this
+        is the commonest chunk of all: it is checked on its bytes, and in typed mode parsed and
+        validated in one step (`_STEADY_VALIDATORS`), without building an SSE event first.
+        """
+        whole = self._sse.whole_event(chunk)
+        if whole is None:
+            return None
+        name, payload = whole
+        event: Any
+        if self.typed:
+            validate = _STEADY_VALIDATORS_BY_NAME.get(name)
+            if validate is None or b"NaN" in payload or b"Infinity" in payload:
+                return None
+            try:
+                event = validate(payload, strict=True)
+            except ValueError:
+                return None
+            if (
+                self._steady.get(event.index, _NOT_STEADY)[0] != event.type
+                or event.seq != self._expected_seq
+            ):
+                return None
+        else:
+            try:
+                event = parse_fast(payload)
+            except ValueError:
+                return None
+            index = event.get("index") if type(event) is dict else None
+            if type(index) is not int:
+                return None
+            kind, kind_name, check = self._steady.get(index, _NOT_STEADY)
+            if not (
+                name == kind_name
+                and kind == event.get("type")
+                and event.get("seq") == self._expected_seq
+                and check(event)
+            ):
+                return None
+        self._expected_seq += 1
+        self._last_line = self._sse.took_whole_event()
+        return event  # type: ignore[no-any-return]
+
     def _events(self, sse_events: list[SSEEvent]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order
-        changes nothing but the next seq, so it skips the general path (`_general`): `steady`
-        maps the index of each such block to its event type and that type's fast check."""
+        changes nothing but the next seq, so it skips the general path (`_general`), as in
+        `_continuation`: `steady` maps the index of each such block to its event type and that
+        type's fast check. The next seq lives in `expected` while no other path runs."""
         out: list[Event] = []
         append = out.append
         steady = self._steady
         sse_found = self._sse.diagnostics
         typed = self.typed
+        expected = self._expected_seq
         try:
             for sse in sse_events:
                 if sse_found:
+                    self._expected_seq = expected
                     self._drain_sse(sse.line)
                 if self._pending is None:
+                    data = sse.data
                     if typed:
                         validate = _STEADY_VALIDATORS.get(sse.type)
-                        if validate is not None:
+                        if validate is not None and "NaN" not in data and "Infinity" not in data:
                             try:
-                                model = validate(sse.data, strict=True)
+                                model = validate(data, strict=True)
                             except ValueError:
                                 model = None
                             if (
                                 model is not None
                                 and steady.get(model.index, _NOT_STEADY)[0] == model.type
-                                and model.seq == self._expected_seq
+                                and model.seq == expected
                             ):
-                                self._expected_seq += 1
+                                expected += 1
                                 append(model)
                                 continue
                     else:
                         try:
-                            obj = parse_fast(sse.data)
+                            obj = parse_fast(data)
                         except ValueError:
                             obj = None
                         index = obj.get("index") if type(obj) is dict else None
                         if type(index) is int:
-                            kind, check = steady.get(index, _NOT_STEADY)
+                            kind, _, check = steady.get(index, _NOT_STEADY)
                             if (
                                 kind == sse.type
                                 and kind == obj.get("type")
-                                and obj.get("seq") == self._expected_seq
+                                and obj.get("seq") == expected
                                 and check(obj)
                             ):
-                                self._expected_seq += 1
+                                expected += 1
                                 append(obj)
                                 continue
+                self._expected_seq = expected
                 event = self._general(sse)
+                expected = self._expected_seq
                 if event is not None:
                     append(event)
         except LLMStreamError as error:
             error.events = list(out)
             raise
+        self._expected_seq = expected
         if sse_events:
             self._last_line = sse_events[-1].line
         return out
@@ -365,7 +427,8 @@ class Decoder:
                 and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
             ):
                 full = self._is_valid is is_valid_event
-                self._steady[index] = (kind, EVENT_CHECKS[kind] if full else is_valid_envelope)
+                check = EVENT_CHECKS[kind] if full else is_valid_envelope
+                self._steady[index] = (kind, kind.encode(), check)
         else:
             reason = obj.get("stop_reason")
             member, wanted = self._closes_with.get(index, ("", reason))

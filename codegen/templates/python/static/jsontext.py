@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-_fast_loads: Callable[[str], Any] | None
+_fast_loads: Callable[[str | bytes], Any] | None
 try:
     from orjson import loads as _orjson_loads
 
@@ -28,10 +28,12 @@ def _reject_constant(name: str) -> None:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
-def _strict_loads(text: str) -> Any:
+def _strict_loads(text: str | bytes) -> Any:
     """The standard library's parser without its NaN/Infinity extension, which JSON forbids,
     and refusing an unpaired surrogate escape ("\\ud800"), which is no Unicode text, as orjson
-    does."""
+    does; bytes must be UTF-8, as orjson wants them."""
+    if isinstance(text, bytes):
+        text = text.decode()
     value = json.loads(text, parse_constant=_reject_constant)
     if _SURROGATE_ESCAPE.search(text) is not None:
         try:
@@ -41,7 +43,7 @@ def _strict_loads(text: str) -> Any:
     return value
 
 
-parse_fast: Callable[[str], Any] = _fast_loads or _strict_loads
+parse_fast: Callable[[str | bytes], Any] = _fast_loads or _strict_loads
 """The first try on the decoder's hot path, which rechecks what it gives; `loads` is exact."""
 
 
