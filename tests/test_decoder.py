@@ -351,9 +351,13 @@ def test_integers_beyond_64_bits_stay_exact(typed: bool) -> None:
      '"delta":{"text":"a","x":[-Infinity]}}', "LS-SSE-2"),
     ('{"v":"1.0","seq":2,"type":"content.delta","index":0,"role":"assistant",'
      '"delta":{"text":"a"},"x":"\\x41"}', "LS-SSE-2"),
+    ('{"v":"2.0","seq":2,"type":"content.delta","index":0,"role":"assistant",'
+     '"delta":{"text":"a"}}', "LS-ENV-1"),
+    ('{"v":1.0,"seq":2,"type":"content.delta","index":0,"role":"assistant",'
+     '"delta":{"text":"a"}}', "LS-ENV-1"),
 ], ids=["type-array", "type-object", "index-array", "index-object", "lone-surrogate-type",
         "lone-surrogate-text", "nan", "nan-unknown-field", "infinity-nested-unknown-field",
-        "bad-escape"])
+        "bad-escape", "version", "version-number"])
 def test_hostile_values_are_diagnosed_not_raised(data: str, rule: str, typed: bool) -> None:
     """Values of any JSON type where a string or an integer belongs, and text that is not
     JSON (NaN and Infinity are not, even in an unknown field) give diagnostics in every mode
@@ -400,7 +404,7 @@ def mutate(draw: st.DrawFn, obj: dict[str, Any]) -> dict[str, Any]:
     if how == "drop":
         del obj[key]
     elif how == "retype":
-        obj[key] = draw(st.sampled_from([None, 1, "s", [], {}, 1.5, -1]))
+        obj[key] = draw(st.sampled_from([None, 1, "s", [], {}, 1.5, -1, True, 2.0, "1.0"]))
     elif how == "seq":
         obj["seq"] = draw(st.integers(-1, 2**53 + 2))
     elif how == "version":
@@ -480,9 +484,21 @@ def tricky_cuts(body: bytes) -> list[int]:
     return cuts
 
 
-def feed_cut(body: bytes, cuts: list[int], **options: Any) -> tuple[list[Any], Any]:
-    """Events and diagnostics of `body` fed in pieces cut at `cuts`; the error in strict mode."""
+class _NeverSteady(dict[object, Any]):
+    """A block registry that forgets every block, so that no event takes the hot paths."""
+
+    def __setitem__(self, key: object, value: Any) -> None:
+        pass
+
+
+def feed_cut(
+    body: bytes, cuts: list[int], general_only: bool = False, **options: Any
+) -> tuple[list[Any], Any]:
+    """Events and diagnostics of `body` fed in pieces cut at `cuts`; the error in strict mode.
+    `general_only` keeps every event off the decoder's hot paths."""
     decoder = Decoder(**options)
+    if general_only:
+        decoder._steady = _NeverSteady()
     events: list[Any] = []
     bounds = [0, *sorted(set(c for c in cuts if 0 < c < len(body))), len(body)]
     try:
@@ -524,6 +540,53 @@ def test_any_chunking_gives_the_same_events_and_diagnostics(
     if not isinstance(whole[1], Diagnostic):
         for diagnostic in whole[1]:
             assert diagnostic.rule in RULES and diagnostic.line >= 0
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=bodies(), options=st.sampled_from(
+    [{}, {"typed": False}, {"typed": False, "validate": False}, {"strict": True}]))
+def test_the_hot_paths_decide_as_the_general_path_does(
+    body: bytes, options: dict[str, Any]
+) -> None:
+    """An event that continues an open block skips most checks when its bytes show that
+    nothing but seq changes; whatever it is, the result is that of checking it in full."""
+    general = feed_cut(body, [], general_only=True, **options)
+    for cuts in ([], event_ends(body)):
+        events, found = feed_cut(body, cuts, **options)
+        assert normal(events) == normal(general[0])
+        assert found == general[1]
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("seq", True), ("seq", False), ("seq", 1.0), ("seq", "1"), ("v", "2.0"), ("v", 1.0),
+    ("v", None), ("type", "content.delta ")])
+def test_an_envelope_that_only_looks_right_is_checked_in_full(field: str, value: object) -> None:
+    """True == 1 and 1.0 == 1 in Python: the hot paths must not take them for seq 1; nor may
+    they skip the version."""
+    bodies = [  # the event in question comes where seq 1, and then seq 2, is next
+        stream(start(), delta(0, "a"), {**delta(1, "b"), field: value}, stop(2), end(3)),
+        stream(start(), delta(1, "a"), {**delta(2, "b"), field: value}, stop(3), end(4)),
+    ]
+    for body, options in itertools.product(
+        bodies, [{}, {"typed": False}, {"typed": False, "validate": False}]
+    ):
+        for cuts in ([], event_ends(body)):
+            events, found = feed_cut(body, cuts, **options)
+            general = feed_cut(body, cuts, general_only=True, **options)
+            assert normal(events) == normal(general[0]) and found == general[1]
+
+
+def test_the_hot_paths_check_the_envelope_to_the_end_of_seq() -> None:
+    """seq may not pass its largest value, even in the middle of a block."""
+    last = 9007199254740991
+    body = stream(start(), delta(last - 2, "a"), delta(last - 1, "b"), delta(last, "c"),
+                  delta(last + 1, "d"), delta(last + 2, "e"), stop(last + 3), end(last + 4))
+    for typed in (True, False):
+        for cuts in ([], event_ends(body)):
+            events, found = feed_cut(body, cuts, typed=typed, validate=typed)
+            general = feed_cut(body, cuts, general_only=True, typed=typed, validate=typed)
+            assert normal(events) == normal(general[0]) and found == general[1]
+            assert [d.rule for d in found if d.rule == "LS-SEC-6"] == ["LS-SEC-6"] * 4
 
 
 # -- resources: memory stays bounded, and no work is quadratic -------------------------------

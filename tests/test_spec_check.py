@@ -108,7 +108,24 @@ def _spec_file_missing(root: Path) -> None:
     (root / "spec/llm-stream.yaml").unlink()
 
 
+def _envelope_version_not_the_spec_version(root: Path) -> None:
+    edit_json(root / "schemas/event-envelope.json",
+              lambda d: d["properties"]["v"].update(const="1.1"))
+
+
+def _envelope_without_largest_seq(root: Path) -> None:
+    edit_json(root / "schemas/event-envelope.json",
+              lambda d: d["properties"]["seq"]["allOf"].pop())
+
+
 BROKEN = {
+    "envelope version is not the spec's": (
+        _envelope_version_not_the_spec_version,
+        r"schemas/event-envelope\.json: properties\.v must have const '1\.0', the spec's "
+        r"version, found '1\.1'"),
+    "envelope without largest seq": (
+        _envelope_without_largest_seq,
+        r"schemas/event-envelope\.json: properties\.seq must have an integer maximum"),
     "decision without reason": (
         _decision_without_reason,
         r"spec/llm-stream\.yaml:\d+: entry 'D-USAGE-COUNTS': does not satisfy "

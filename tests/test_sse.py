@@ -581,18 +581,21 @@ def test_any_chunking_gives_what_the_whole_body_gives(
 def decode_taking(
     chunks: Iterable[bytes], **limits: int
 ) -> tuple[list[SSEEvent], list[Diagnostic]]:
-    """As `decode`, but every chunk `whole_event` recognises is taken through it when its type
-    and data are UTF-8, as a caller that checks events on their bytes does."""
+    """As `decode`, but every chunk `whole_event` recognises is taken through it when its first
+    line is an ``event:`` line and it is UTF-8, as a caller that checks events on their bytes
+    does."""
     decoder = SSEDecoder(**limits)
     events: list[SSEEvent] = []
     for chunk in chunks:
         whole = decoder.whole_event(chunk)
         try:
-            name, data = whole[0].decode(), whole[1].decode()  # type: ignore[index]
+            line, data = whole[0].decode(), whole[1].decode()  # type: ignore[index]
         except (TypeError, UnicodeDecodeError):
-            events += decoder.feed(chunk)
+            line = ""
+        if line.startswith("event: "):
+            events.append(ev(data, line[7:] or "message", line=decoder.took_whole_event()))
         else:
-            events.append(ev(data, name, line=decoder.took_whole_event()))
+            events += decoder.feed(chunk)
     events += decoder.close()
     return events, decoder.diagnostics
 
@@ -629,21 +632,22 @@ def test_whole_event_finds_the_usual_shape_in_any_line_ends(chunk: bytes) -> Non
     decoder = SSEDecoder()
     assert decoder.whole_event(chunk) is None  # a BOM may yet come
     assert decoder.feed(FIRST) == [ev("0", "s")]
-    name, data = decoder.whole_event(chunk) or (b"", b"")
-    assert (name, data) == (b"a", chunk.splitlines()[1][6:])
+    line, data = decoder.whole_event(chunk) or (b"", b"")
+    assert (line, data) == (b"event: a", chunk.splitlines()[1][6:])
     assert decoder.took_whole_event() == 4
     assert decoder.whole_event(chunk) is not None
     assert decoder.took_whole_event() == 7
     assert decoder.feed(chunk) == [ev(data.decode(), "a", line=10)]
+    # the first line is the caller's to judge: only an event: line may be taken
+    assert decoder.whole_event(b"id: 7\ndata: 1\n\n") == (b"id: 7", b"1")
 
 
 @pytest.mark.parametrize(("before", "chunk"), [
     (b"", b"event: a\ndata: 1\n\nevent: a\ndata: 2\n\n"),  # two events
-    (b"", b"data: 1\n\n"),  # no event: line
+    (b"", b"data: 1\n\n"),  # one line and a blank line
     (b"", b"event: a\nid: 1\ndata: 1\n\n"),  # another field
     (b"", b"event: a\ndata: 1\n"),  # no blank line
     (b"", b"event: a\ndata: 1\n\r"),  # a CR at the end may start a CRLF
-    (b"", b"event:a\ndata: 1\n\n"),  # not the usual shape, though the same event
     (b"event: b\n", b"event: a\ndata: 1\n\n"),  # an event is open
     (b"data: 1", b"event: a\ndata: 1\n\n"),  # a line is open
     (BOM[:2], b"event: a\ndata: 1\n\n"),  # the BOM is not settled

@@ -24,8 +24,8 @@ from .load import (
     load_schemas,
     read_registry_files,
 )
-from .model import Spec
-from .schema_walk import iter_nodes, resolve_ref
+from .model import ENVELOPE_ID, Spec
+from .schema_walk import envelope_constants, iter_nodes, resolve_ref
 from .sources import SourceError, line_of, read_json, read_yaml
 
 _META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
@@ -101,7 +101,24 @@ def check_model(spec: Spec, root: Path) -> list[SourceError]:
         *_check_rule_references(spec),
         *_check_sections(spec),
         *_check_examples_exist(spec, root),
+        *_check_envelope(spec),
     ]
+
+
+def _check_envelope(spec: Spec) -> Iterator[SourceError]:
+    """The envelope schema fixes what the decoder's hot path checks without it."""
+    envelope = spec.schemas.get(ENVELOPE_ID)
+    if envelope is None:
+        yield SourceError(SPEC_FILE, 0, f"no schema has the envelope's $id {ENVELOPE_ID!r}")
+        return
+    version, seq_max = envelope_constants(envelope.document)
+    where = envelope.path or envelope.id
+    if version != spec.meta.version:
+        yield SourceError(where, 0, f"properties.v must have const {spec.meta.version!r}, the "
+                                    f"spec's version, found {version!r}")
+    if seq_max is None:
+        yield SourceError(where, 0, "properties.seq must have an integer maximum (the largest "
+                                    "seq, section 8.4)")
 
 
 def _check_refs(spec: Spec) -> Iterator[SourceError]:

@@ -12,6 +12,7 @@ from typing import Any
 
 URN = "urn:ietf:params:llm-stream:"
 REGISTRY_URN = URN + "registry:"
+ENVELOPE_ID = URN + "event-envelope:1.0"
 VENDORS = ("openai-chat", "openai-responses", "anthropic", "gemini")
 WARNING_KEYWORDS = frozenset({"SHOULD", "SHOULD NOT", "RECOMMENDED", "NOT RECOMMENDED"})
 

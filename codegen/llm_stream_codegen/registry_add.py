@@ -37,14 +37,13 @@ from jsonschema import Draft202012Validator
 from .check import check, schema_store
 from .generate import generate
 from .load import SOURCE_DIRS, _event_type
-from .model import URN, VENDORS, EventType, Spec
+from .model import ENVELOPE_ID, URN, VENDORS, EventType, Spec
 from .output import GENERATED, existing_files, write_atomic
 from .schema_walk import iter_nodes, resolve_ref
 from .sources import SourceError, line_of, read_json, read_yaml
 
 EVENTS_FILE = "registry/event-types.yaml"
 EVENT_SCHEMA_DIR = "schemas/events"
-ENVELOPE_ID = URN + "event-envelope:1.0"
 DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
 MAX_NAME_LENGTH = 64

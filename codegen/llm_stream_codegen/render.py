@@ -14,7 +14,8 @@ from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-from .model import Spec
+from .model import ENVELOPE_ID, Spec
+from .schema_walk import envelope_constants
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 PACKAGE_DIR = "generated/python/llm_stream"
@@ -83,7 +84,8 @@ def rendered_python(spec: Spec) -> Iterator[Artifact]:
         header = python_header(
             spec, f"the spec source and codegen/templates/{name}", inputs_hash(spec, name)
         )
-        body = env.get_template(name).render(spec=spec)
+        version, seq_max = envelope_constants(spec.schemas[ENVELOPE_ID].document)
+        body = env.get_template(name).render(spec=spec, version=version, seq_max=seq_max)
         yield Artifact(f"{PACKAGE_DIR}/{path.name.removesuffix('.j2')}", (header + body).encode())
 
 

@@ -24,7 +24,17 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import URN, VENDORS, EventType, Example, Rule, SchemaDoc, Spec, StateMachine
+from .model import (
+    ENVELOPE_ID,
+    URN,
+    VENDORS,
+    EventType,
+    Example,
+    Rule,
+    SchemaDoc,
+    Spec,
+    StateMachine,
+)
 from .render import Artifact, environment, inputs_hash, markup_header
 from .render_registry import RegistryTable, registry_tables
 from .schema_walk import iter_nodes, resolve_ref
@@ -40,7 +50,6 @@ EVENTS_INDEX = "events/index.md"
 REGISTRIES_INDEX = "registries/index.md"
 MAPPINGS_PAGE = "mappings.md"
 VOCABULARIES = ("stop-reasons", "error-codes")
-ENVELOPE_ID = URN + "event-envelope:1.0"
 REQUEST_ID = URN + "request:1.0"
 STREAM_EXAMPLE_FOLDERS = ("complete/", "valid-extra/")
 VENDOR_TITLES = {

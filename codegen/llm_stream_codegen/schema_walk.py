@@ -64,3 +64,17 @@ def resolve_ref(
     doc = schemas.get(doc_id)
     document = getattr(doc, "document", doc)
     return None if document is None else follow_pointer(document, fragment)
+
+
+def envelope_constants(envelope: Mapping[str, Any]) -> tuple[object, object]:
+    """The version every event carries (the `const` of `v`) and the largest seq (the least
+    `maximum` under `seq`) that the envelope schema fixes, None for what it does not fix.
+
+    The decoder's hot path checks these two without the validator, so they are taken from the
+    schema rather than written again.
+    """
+    properties = envelope.get("properties") or {}
+    version = (properties.get("v") or {}).get("const")
+    maxima = [node["maximum"] for _, node in iter_nodes(properties.get("seq") or {})
+              if type(node.get("maximum")) is int]
+    return version, min(maxima, default=None)

@@ -47,6 +47,10 @@ def _all_required(model: type[BaseModel]) -> bool:
     return True
 
 
+def _event_line(kind: str) -> bytes:
+    return b"event: " + kind.encode()
+
+
 _STEADY_VALIDATORS = {
     kind: EVENT_MODELS[kind].__pydantic_validator__.validate_json
     for kind in sorted(_STEADY_KINDS)
@@ -58,17 +62,19 @@ hold them to that); what it refuses goes down the general path, which reports wh
 parser takes NaN and Infinity, which JSON does not: data that may hold them takes the general
 path too."""
 
-_STEADY_VALIDATORS_BY_NAME = {
-    kind.encode(): validate for kind, validate in _STEADY_VALIDATORS.items()
+_STEADY_VALIDATORS_BY_LINE = {
+    _event_line(kind): validate for kind, validate in _STEADY_VALIDATORS.items()
 }
-"""The same, by the event type as the bytes of a chunk hold it (`Decoder._continuation`)."""
+"""The same, by the ``event:`` line of a chunk (`Decoder._continuation`)."""
 
+_Steady = tuple[str, bytes, Callable[[object], bool] | None]
+"""What `Decoder._steady` knows of an open block whose events may take the hot path: their
+type, their ``event:`` line, and the check of their schema when the decoder validates."""
 
-def _never(instance: object) -> bool:
-    return False
+_NOT_STEADY: _Steady = ("", b"", None)
 
-
-_NOT_STEADY: tuple[str, bytes, Callable[[object], bool]] = ("", b"", _never)
+_VERSION = life.ENVELOPE_VERSION
+_SEQ_MAX = life.SEQ_MAX
 
 Event = EventEnvelope | dict[str, Any]
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
@@ -123,7 +129,7 @@ class Decoder:
         self._seen: dict[tuple[str, str], set[Any]] = {}
         self._last_value: dict[tuple[str, str], Any] = {}
         self._closes_with: dict[int, tuple[str, str]] = {}
-        self._steady: dict[object, tuple[str, bytes, Callable[[object], bool]]] = {}
+        self._steady: dict[object, _Steady] = {}
         self._failed = False
         self._closed = False
 
@@ -184,10 +190,10 @@ class Decoder:
         whole = self._sse.whole_event(chunk)
         if whole is None:
             return None
-        name, payload = whole
+        line, payload = whole
         event: Any
         if self.typed:
-            validate = _STEADY_VALIDATORS_BY_NAME.get(name)
+            validate = _STEADY_VALIDATORS_BY_LINE.get(line)
             if validate is None or b"NaN" in payload or b"Infinity" in payload:
                 return None
             try:
@@ -207,12 +213,15 @@ class Decoder:
             index = event.get("index") if type(event) is dict else None
             if type(index) is not int:
                 return None
-            kind, kind_name, check = self._steady.get(index, _NOT_STEADY)
+            kind, kind_line, check = self._steady.get(index, _NOT_STEADY)
+            expected = self._expected_seq
             if not (
-                name == kind_name
+                line == kind_line
                 and kind == event.get("type")
-                and event.get("seq") == self._expected_seq
-                and check(event)
+                and event.get("seq") == expected
+                and event.get("v") == _VERSION
+                and 1 < expected <= _SEQ_MAX
+                and (check is None or check(event))
             ):
                 return None
         self._expected_seq += 1
@@ -222,8 +231,10 @@ class Decoder:
     def _events(self, sse_events: list[SSEEvent]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order
         changes nothing but the next seq, so it skips the general path (`_general`), as in
-        `_continuation`: `steady` maps the index of each such block to its event type and that
-        type's fast check. The next seq lives in `expected` while no other path runs."""
+        `_continuation`: `steady` maps the index of each such block to what its events are
+        (`_Steady`). Their envelope is checked inline: v is the version, and seq is the next
+        seq, which makes it an integer in range so long as that is above 1 (True == 1) and at
+        most the largest. The next seq lives in `expected` while no other path runs."""
         out: list[Event] = []
         append = out.append
         steady = self._steady
@@ -264,7 +275,9 @@ class Decoder:
                                 kind == sse.type
                                 and kind == obj.get("type")
                                 and obj.get("seq") == expected
-                                and check(obj)
+                                and obj.get("v") == _VERSION
+                                and 1 < expected <= _SEQ_MAX
+                                and (check is None or check(obj))
                             ):
                                 expected += 1
                                 append(obj)
@@ -427,8 +440,8 @@ class Decoder:
                 and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
             ):
                 full = self._is_valid is is_valid_event
-                check = EVENT_CHECKS[kind] if full else is_valid_envelope
-                self._steady[index] = (kind, kind.encode(), check)
+                check = EVENT_CHECKS[kind] if full else None
+                self._steady[index] = (kind, _event_line(kind), check)
         else:
             reason = obj.get("stop_reason")
             member, wanted = self._closes_with.get(index, ("", reason))

@@ -144,15 +144,17 @@ class SSEDecoder:
         return []
 
     def whole_event(self, data: bytes) -> tuple[bytes, bytes] | None:
-        """The type and the data of a chunk that is exactly one event of the usual shape (an
-        ``event:`` line, one ``data:`` line, a blank line, in any line ends) and comes between
+        """The first line and the data of a chunk that is exactly one event of the usual shape
+        (a field line, one ``data:`` line, a blank line, in any line ends) and comes between
         events, within the limits; else None.
 
         Servers flush every event, so this is the commonest chunk of all, and a caller that
         recognises the event it expects (the LLM-Stream decoder) can take it from the bytes
-        without the cost of ``feed``. Nothing changes until ``took_whole_event``; a chunk not
-        taken is fed as usual. Type and data are bytes, which may not be UTF-8: the caller
-        checks them, as it checks the event anyway.
+        without the cost of ``feed``, by ``took_whole_event``. It takes an event only when the
+        first line is the ``event:`` line it expects, which it compares whole: that is cheaper
+        than taking the line apart here. Nothing changes until then; a chunk not taken is fed
+        as usual. The data is bytes, which may not be UTF-8: the caller checks it, as it checks
+        the event anyway.
         """
         if (
             self._irregular
@@ -163,13 +165,13 @@ class SSEDecoder:
         ):
             return None
         lines = data.splitlines()  # bytes end lines at CRLF, LF and CR alone, as SSE does
-        if len(lines) != 3 or lines[2] or lines[0][:7] != b"event: " or lines[1][:6] != b"data: ":
+        if len(lines) != 3 or lines[2] or lines[1][:6] != b"data: ":
             return None
-        return lines[0][7:] or b"message", lines[1][6:]
+        return lines[0], lines[1][6:]
 
     def took_whole_event(self) -> int:
-        """Account for the event ``whole_event`` found, which the caller took; returns the line
-        it starts on."""
+        """Account for the event ``whole_event`` found, whose first line the caller found to be
+        an ``event:`` line and which it took; returns the line the event starts on."""
         n = self._lines
         self._lines = n + 3
         self._start = n + 4
