@@ -18,7 +18,7 @@ from .diagnostics import Diagnostic, LLMStreamError, Severity
 from .jsontext import loads, parse_fast
 from .models import EVENT_MODELS, EventEnvelope, UnknownEvent
 from .rules import severity
-from .sse import SSEDecoder, SSEEvent
+from .sse import Fields, SSEDecoder
 from .validators import (
     EVENT_CHECKS,
     is_valid_envelope,
@@ -121,7 +121,7 @@ class Decoder:
         self._first = True
         self._expected_seq = 0
         self._last_line = 0
-        self._pending: SSEEvent | None = None
+        self._pending: tuple[str, int] | None = None  # the data and line of a broken event
         self._blocks: dict[int, str] = {}
         self._block_kinds: dict[int, str] = {}
         self._block_counts: dict[tuple[int, str], int] = {}
@@ -143,20 +143,20 @@ class Decoder:
             event = self._continuation(data)
             if event is not None:
                 return [event]
-        return self._events(self._sse.feed(data))
+        return self._events(self._sse.feed_fields(data))
 
     def close(self) -> list[Event]:
         """End of body: report an unfinished stream and return any last events."""
         if self._closed:
             return []
         self._closed = True
-        events = self._events(self._sse.close())
+        self._sse.close()  # an event still open is discarded, so none comes out
         self._drain_sse()
         self._flush_pending()
         rule = life.STREAM_UNFINISHED.get(self._state) if self.lifecycle else None
         if rule is not None:
             self._report(rule, self._last_line, "the body ended without stream.end")
-        return events
+        return []
 
     # -- layers -----------------------------------------------------------------------------
 
@@ -228,7 +228,7 @@ class Decoder:
         self._last_line = self._sse.took_whole_event()
         return event  # type: ignore[no-any-return]
 
-    def _events(self, sse_events: list[SSEEvent]) -> list[Event]:
+    def _events(self, sse_events: list[Fields]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order
         changes nothing but the next seq, so it skips the general path (`_general`), as in
         `_continuation`: `steady` maps the index of each such block to what its events are
@@ -242,14 +242,13 @@ class Decoder:
         typed = self.typed
         expected = self._expected_seq
         try:
-            for sse in sse_events:
+            for sse_type, data, _, _, line in sse_events:
                 if sse_found:
                     self._expected_seq = expected
-                    self._drain_sse(sse.line)
+                    self._drain_sse(line)
                 if self._pending is None:
-                    data = sse.data
                     if typed:
-                        validate = _STEADY_VALIDATORS.get(sse.type)
+                        validate = _STEADY_VALIDATORS.get(sse_type)
                         if validate is not None and "NaN" not in data and "Infinity" not in data:
                             try:
                                 model = validate(data, strict=True)
@@ -272,7 +271,7 @@ class Decoder:
                         if type(index) is int:
                             kind, _, check = steady.get(index, _NOT_STEADY)
                             if (
-                                kind == sse.type
+                                kind == sse_type
                                 and kind == obj.get("type")
                                 and obj.get("seq") == expected
                                 and obj.get("v") == _VERSION
@@ -283,7 +282,7 @@ class Decoder:
                                 append(obj)
                                 continue
                 self._expected_seq = expected
-                event = self._general(sse)
+                event = self._general(sse_type, data, line)
                 expected = self._expected_seq
                 if event is not None:
                     append(event)
@@ -292,54 +291,53 @@ class Decoder:
             raise
         self._expected_seq = expected
         if sse_events:
-            self._last_line = sse_events[-1].line
+            self._last_line = sse_events[-1][4]
         return out
 
-    def _general(self, sse: SSEEvent) -> Event | None:
-        obj = self._parse(sse)
-        return None if obj is None else self._event(obj, sse.type, sse.line)
+    def _general(self, sse_type: str, data: str, line: int) -> Event | None:
+        obj = self._parse(data, line)
+        return None if obj is None else self._event(obj, sse_type, line)
 
-    def _parse(self, sse: SSEEvent) -> dict[str, Any] | None:
+    def _parse(self, data: str, line: int) -> dict[str, Any] | None:
         """The event's JSON object, joining an envelope split across two events (LS-SSE-3)."""
         try:
-            obj = loads(sse.data)
+            obj = loads(data)
         except ValueError:
             pending = self._pending
             if pending is not None:
                 self._pending = None
                 try:
-                    joined = loads(pending.data + "\n" + sse.data)
+                    joined = loads(pending[0] + "\n" + data)
                 except ValueError:
-                    self._not_json(pending)
-                    self._pending = sse
+                    self._not_json(*pending)
+                    self._pending = (data, line)
                     return None
                 if isinstance(joined, dict):
-                    self._report("LS-SSE-3", pending.line,
+                    self._report("LS-SSE-3", pending[1],
                                  f"one JSON envelope is split across the events at lines "
-                                 f"{pending.line} and {sse.line}")
+                                 f"{pending[1]} and {line}")
                     return joined
-                self._not_json(pending)
-                self._not_json(sse)
+                self._not_json(*pending)
+                self._not_json(data, line)
                 return None
-            self._pending = sse
+            self._pending = (data, line)
             return None
         self._flush_pending()
         if type(obj) is not dict:
             self._expected_seq += 1
-            self._report("LS-SSE-2", sse.line,
-                         f"data must be one JSON object, got {_json_kind(obj)}")
+            self._report("LS-SSE-2", line, f"data must be one JSON object, got {_json_kind(obj)}")
             return None
         return obj
 
     def _flush_pending(self) -> None:
         if self._pending is not None:
-            self._not_json(self._pending)
+            self._not_json(*self._pending)
             self._pending = None
 
-    def _not_json(self, sse: SSEEvent) -> None:
+    def _not_json(self, data: str, line: int) -> None:
         self._expected_seq += 1
-        preview = sse.data if len(sse.data) <= 60 else sse.data[:57] + "..."
-        self._report("LS-SSE-2", sse.line, f"data is not one complete JSON object: {preview!r}")
+        preview = data if len(data) <= 60 else data[:57] + "..."
+        self._report("LS-SSE-2", line, f"data is not one complete JSON object: {preview!r}")
 
     def _event(self, obj: dict[str, Any], sse_type: str, line: int) -> Event | None:
         kind = obj.get("type")

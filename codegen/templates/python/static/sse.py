@@ -20,7 +20,7 @@ from typing import Any
 
 from .diagnostics import Diagnostic, Severity
 
-__all__ = ["SSEDecoder", "SSEEvent"]
+__all__ = ["Fields", "SSEDecoder", "SSEEvent"]
 
 _BOM = b"\xef\xbb\xbf"
 # A larger chunk is fed in slices of this size, so that the work on one slice (decoding, cutting)
@@ -39,6 +39,10 @@ class SSEEvent:
     line: int
 
 
+Fields = tuple[str, str, str, int | None, int]
+"""An event as the tuple of its fields, in SSEEvent's order: type, data, id, retry, line."""
+
+
 class _Unfrozen:
     """SSEEvent's slots without its guard against assignment; see ``_event``."""
 
@@ -51,10 +55,9 @@ _new = object.__new__
 def _event(type: str, data: str, id: str, retry: int | None, line: int) -> SSEEvent:
     """Build an SSEEvent at the cost of a plain object.
 
-    A frozen dataclass sets each field through ``object.__setattr__``, which made building events
-    the largest cost of the decoder. ``_Unfrozen`` has the same slots, so once its fields are set
-    it can take SSEEvent's class, and what comes out is an ordinary, frozen SSEEvent. The two
-    hottest paths of ``SSEDecoder._text`` do the same inline.
+    A frozen dataclass sets each field through ``object.__setattr__``, which costs more than all
+    the rest of decoding an event. ``_Unfrozen`` has the same slots, so once its fields are set
+    it can take SSEEvent's class, and what comes out is an ordinary, frozen SSEEvent.
     """
     event: Any = _new(_Unfrozen)
     event.type = type
@@ -113,6 +116,11 @@ class SSEDecoder:
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         """Take the next chunk of the body; return the events it completes."""
+        return [_event(*fields) for fields in self.feed_fields(data)]
+
+    def feed_fields(self, data: bytes) -> list[Fields]:
+        """As ``feed``, each event as the tuple of its fields: for a layer above that takes the
+        events apart at once, which is cheaper than building objects it does not keep."""
         if self._irregular or self._tail or data[-1:] != b"\n" or len(data) > self._fast_max:
             return self._feed_split(data)
         try:
@@ -178,7 +186,7 @@ class SSEDecoder:
         self._retry = None
         return n + 1
 
-    def _feed_split(self, data: bytes) -> list[SSEEvent]:
+    def _feed_split(self, data: bytes) -> list[Fields]:
         """Feed a chunk that continues or leaves an unterminated line, is large, or comes in an
         irregular state."""
         if self._irregular:
@@ -203,7 +211,7 @@ class SSEDecoder:
             return [
                 event
                 for i in range(0, len(data), _SLICE)
-                for event in self.feed(data[i : i + _SLICE])
+                for event in self.feed_fields(data[i : i + _SLICE])
             ]
         end = data.rfind(b"\n")
         cr = data.rfind(b"\r", end + 1)  # a CR before the last LF cannot end the last line
@@ -289,7 +297,7 @@ class SSEDecoder:
     ) -> None:
         self.diagnostics.append(Diagnostic(rule, line, message, severity))
 
-    def _text(self, text: str, crlf: bool) -> list[SSEEvent]:
+    def _text(self, text: str, crlf: bool) -> list[Fields]:
         """Apply complete lines that are valid UTF-8 and within every limit.
 
         With no CR in the text, lines end in LF; with CRs, the text is taken to end its lines in
@@ -309,20 +317,14 @@ class SSEDecoder:
                 and "\n" not in head
                 and not (crlf and ("\r" in data or "\r" in head))
             ):
-                e: Any = _new(_Unfrozen)  # as _event does
-                e.type = head[7:] or "message"
-                e.data = data
-                e.id = self._id
-                e.retry = self._retry
-                e.line = n + 1
-                e.__class__ = SSEEvent
+                event = (head[7:] or "message", data, self._id, self._retry, n + 1)
                 self._retry = None
                 self._lines = n + 3
                 self._start = n + 4
-                return [e]
+                return [event]
         pieces = text.split(blank)  # one piece per event, and after them the lines left open
         rest = pieces.pop()
-        events: list[SSEEvent] = []
+        events: list[Fields] = []
         if pieces:
             if n >= self._start:  # the first piece ends an event that began in an earlier chunk
                 first = pieces[0]
@@ -335,7 +337,7 @@ class SSEDecoder:
                 ):
                     # Most often the chunk was cut inside the event's one data: line.
                     kind = self._type or "message"
-                    events.append(_event(kind, first[6:], self._id, self._retry, self._start))
+                    events.append((kind, first[6:], self._id, self._retry, self._start))
                     self._type = ""
                     self._retry = None
                     n += 2
@@ -355,19 +357,12 @@ class SSEDecoder:
                         and "\n" not in head
                         and not (crlf and ("\r" in data or "\r" in head))
                     ):
-                        e = _new(_Unfrozen)  # as _event does
-                        e.type = head[7:] or "message"
-                        e.data = data
-                        e.id = event_id
-                        e.retry = retry
-                        e.line = n + 1
-                        e.__class__ = SSEEvent
-                        append(e)
+                        append((head[7:] or "message", data, event_id, retry, n + 1))
                         retry = None
                         n += 3
                         continue
                 elif piece[:6] == "data: " and "\n" not in piece and not (crlf and "\r" in piece):
-                    append(_event("message", piece[6:], event_id, retry, n + 1))
+                    append(("message", piece[6:], event_id, retry, n + 1))
                     retry = None
                     n += 2
                     continue
@@ -386,7 +381,7 @@ class SSEDecoder:
         self._lines = n
         return events
 
-    def _apply(self, lines: list[str], n: int, events: list[SSEEvent]) -> int:
+    def _apply(self, lines: list[str], n: int, events: list[Fields]) -> int:
         """Apply the lines that follow line ``n``; return the number of the last one."""
         for line in lines:
             n += 1
@@ -396,13 +391,13 @@ class SSEDecoder:
                 self._blank(n, events)
         return n
 
-    def _checked(self, region: bytes) -> list[SSEEvent]:
+    def _checked(self, region: bytes) -> list[Fields]:
         """Apply complete lines one by one, checking each for the limits and for UTF-8."""
         if b"\r" in region:
             region = region.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = region.split(b"\n")
         lines.pop()
-        events: list[SSEEvent] = []
+        events: list[Fields] = []
         n = self._lines
         for raw in lines:
             n += 1
@@ -459,11 +454,11 @@ class SSEDecoder:
         elif name == "retry" and value.isascii() and value.isdigit():
             self._retry = int(value)
 
-    def _blank(self, n: int, events: list[SSEEvent]) -> None:
+    def _blank(self, n: int, events: list[Fields]) -> None:
         """Dispatch the current event at the blank line ``n``, if it has data and is whole."""
         if self._data:
             data = self._data[0] if len(self._data) == 1 else "\n".join(self._data)
-            events.append(_event(self._type or "message", data, self._id, self._retry, self._start))
+            events.append((self._type or "message", data, self._id, self._retry, self._start))
             self._retry = None
             self._data = []
             self._size = 0
