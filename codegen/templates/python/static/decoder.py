@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, Severity
-from .jsontext import loads, parse_fast
+from .jsontext import from_json, loads
 from .models import EVENT_MODELS, EventEnvelope, UnknownEvent
 from .rules import severity
 from .sse import Fields, SSEDecoder
@@ -207,7 +207,7 @@ class Decoder:
                 return None
         else:
             try:
-                event = parse_fast(payload)
+                event = from_json(payload, allow_inf_nan=False)
             except ValueError:
                 return None
             index = event.get("index") if type(event) is dict else None
@@ -264,7 +264,7 @@ class Decoder:
                                 continue
                     else:
                         try:
-                            obj = parse_fast(data)
+                            obj = from_json(data, allow_inf_nan=False)
                         except ValueError:
                             obj = None
                         index = obj.get("index") if type(obj) is dict else None
