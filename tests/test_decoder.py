@@ -289,6 +289,13 @@ def test_lifecycle_false_checks_events_one_by_one() -> None:
         "LS-SEQ-2", "LS-START-1", "LS-SEQ-2", "LS-START-1", "LS-END-2"]
 
 
+@pytest.mark.parametrize("body", [b"", b": a comment\n\n"])
+def test_a_body_without_events_is_reported_on_its_first_line(body: bytes) -> None:
+    events, decoder = decode(body)
+    assert events == []
+    assert [(d.rule, d.line) for d in decoder.diagnostics] == [("LS-END-2", 1)]
+
+
 def test_feed_after_close_is_an_error() -> None:
     decoder = Decoder()
     decoder.close()

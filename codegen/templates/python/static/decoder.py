@@ -120,7 +120,7 @@ class Decoder:
         self._state = life.STREAM_INITIAL
         self._first = True
         self._expected_seq = 0
-        self._last_line = 0
+        self._last_line = 1  # where an end-of-body finding goes when no event came: line 1
         self._pending: tuple[str, int] | None = None  # the data and line of a broken event
         self._blocks: dict[int, str] = {}
         self._block_kinds: dict[int, str] = {}
