@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from general_path import general_only
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
@@ -497,21 +498,12 @@ def tricky_cuts(body: bytes) -> list[int]:
     return cuts
 
 
-class _NeverSteady(dict[object, Any]):
-    """A block registry that forgets every block, so that no event takes the hot paths."""
-
-    def __setitem__(self, key: object, value: Any) -> None:
-        pass
-
-
 def feed_cut(
-    body: bytes, cuts: list[int], general_only: bool = False, **options: Any
+    body: bytes, cuts: list[int], general: bool = False, **options: Any
 ) -> tuple[list[Any], Any]:
     """Events and diagnostics of `body` fed in pieces cut at `cuts`; the error in strict mode.
-    `general_only` keeps every event off the decoder's hot paths."""
-    decoder = Decoder(**options)
-    if general_only:
-        decoder._steady = _NeverSteady()
+    `general` keeps every event off the decoder's hot paths."""
+    decoder = general_only(**options) if general else Decoder(**options)
     events: list[Any] = []
     bounds = [0, *sorted(set(c for c in cuts if 0 < c < len(body))), len(body)]
     try:
@@ -563,7 +555,7 @@ def test_the_hot_paths_decide_as_the_general_path_does(
 ) -> None:
     """An event that continues an open block skips most checks when its bytes show that
     nothing but seq changes; whatever it is, the result is that of checking it in full."""
-    general = feed_cut(body, [], general_only=True, **options)
+    general = feed_cut(body, [], general=True, **options)
     for cuts in ([], event_ends(body)):
         events, found = feed_cut(body, cuts, **options)
         assert normal(events) == normal(general[0])
@@ -585,7 +577,7 @@ def test_an_envelope_that_only_looks_right_is_checked_in_full(field: str, value:
     ):
         for cuts in ([], event_ends(body)):
             events, found = feed_cut(body, cuts, **options)
-            general = feed_cut(body, cuts, general_only=True, **options)
+            general = feed_cut(body, cuts, general=True, **options)
             assert normal(events) == normal(general[0]) and found == general[1]
 
 
@@ -597,7 +589,7 @@ def test_the_hot_paths_check_the_envelope_to_the_end_of_seq() -> None:
     for typed in (True, False):
         for cuts in ([], event_ends(body)):
             events, found = feed_cut(body, cuts, typed=typed, validate=typed)
-            general = feed_cut(body, cuts, general_only=True, typed=typed, validate=typed)
+            general = feed_cut(body, cuts, general=True, typed=typed, validate=typed)
             assert normal(events) == normal(general[0]) and found == general[1]
             assert [d.rule for d in found if d.rule == "LS-SEC-6"] == ["LS-SEC-6"] * 4
 

@@ -1,0 +1,24 @@
+"""A decoder kept off its hot paths, the reference they are held to.
+
+An event that continues an open content block takes a hot path that checks only what may have
+changed; the decoder knows such blocks by its `_steady` registry. With a registry that forgets
+every block, each event goes through every check.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from llm_stream import Decoder
+
+
+class _NeverSteady(dict[object, Any]):
+    def __setitem__(self, key: object, value: Any) -> None:
+        pass
+
+
+def general_only(**options: Any) -> Decoder:
+    """A `Decoder(**options)` whose every event takes the general path."""
+    decoder = Decoder(**options)
+    decoder._steady = _NeverSteady()
+    return decoder
