@@ -72,11 +72,20 @@ def _decoder(decoder: Decoder | None, options: DecoderOptions) -> Decoder:
 
 
 class _Verdict:
-    """What both iterators report besides the events."""
+    """What both iterators report besides the events, and how both take a chunk."""
 
     decoder: Decoder
     finished: bool
     """Whether the whole body was read and the decoder closed."""
+    _ready: Iterator[Event]
+
+    def _take(self, chunk: bytes | None) -> None:
+        """Decode the next chunk, or close the decoder at the end of the body (None)."""
+        if chunk is None:
+            self.finished = True
+            self._ready = iter(self.decoder.close())
+        else:
+            self._ready = iter(self.decoder.feed(chunk))
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -112,12 +121,7 @@ class EventIterator(_Verdict, Iterator[Event]):
             if self.finished:
                 raise StopIteration
             try:
-                chunk = next(self._chunks, None)
-                if chunk is None:
-                    self.finished = True
-                    self._ready = iter(self.decoder.close())
-                else:
-                    self._ready = iter(self.decoder.feed(chunk))
+                self._take(next(self._chunks, None))
             except BaseException:
                 self.finished = True  # strict mode's LLMStreamError, or the source failed
                 self.close()
@@ -166,12 +170,7 @@ class AsyncEventIterator(_Verdict, AsyncIterator[Event]):
             if self.finished:
                 raise StopAsyncIteration
             try:
-                chunk = await anext(self._chunks, None)
-                if chunk is None:
-                    self.finished = True
-                    self._ready = iter(self.decoder.close())
-                else:
-                    self._ready = iter(self.decoder.feed(chunk))
+                self._take(await anext(self._chunks, None))
             except BaseException:
                 self.finished = True  # strict mode's LLMStreamError, or the source failed
                 await self.aclose()
