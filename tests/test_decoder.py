@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from llm_stream import Decoder, LLMStreamError, Severity, encode_event
+from llm_stream.cli import declared_tools
 from llm_stream.cli import main as cli_main
 from llm_stream.diagnostics import Diagnostic
 from llm_stream.models import (
@@ -578,6 +579,45 @@ def test_an_envelope_that_only_looks_right_is_checked_in_full(field: str, value:
         for cuts in ([], event_ends(body)):
             events, found = feed_cut(body, cuts, **options)
             general = feed_cut(body, cuts, general=True, **options)
+            assert normal(events) == normal(general[0]) and found == general[1]
+
+
+def reasoning(seq: int, text: str, index: int = 0) -> dict[str, Any]:
+    return {"v": "1.0", "seq": seq, "type": "reasoning.delta", "index": index,
+            "delta": {"text": text}}
+
+
+def test_every_reasoning_delta_after_the_signature_is_reported() -> None:
+    """The signature completes its block: the deltas after it leave the hot path, each one."""
+    signature = {"v": "1.0", "seq": 3, "type": "reasoning.signature", "index": 0,
+                 "signature": "c2ln"}
+    body = stream(start(), reasoning(1, "a"), reasoning(2, "b"), signature, reasoning(4, "c"),
+                  reasoning(5, "d"), stop(6), end(7))
+    for options in ({}, {"typed": False}, {"typed": False, "validate": False}):
+        for cuts in ([], event_ends(body)):
+            events, found = feed_cut(body, cuts, **options)
+            assert [(d.rule, d.line) for d in found if d.rule != "LS-USAGE-2"] == [
+                ("LS-REASON-3", 13), ("LS-REASON-3", 16)]
+            assert len(events) == 8
+
+
+STREAM_EXAMPLES = [entry for entry in MANIFEST if entry["kind"] == "stream"]
+
+
+@pytest.mark.parametrize("entry", STREAM_EXAMPLES, ids=lambda entry: entry["file"])
+def test_every_example_decodes_alike_on_every_path_and_in_every_chunking(
+    entry: dict[str, Any]
+) -> None:
+    """The spec's examples, fed whole and one event a chunk, in each mode, against the decoder
+    kept off its hot paths: the order checks within a block (reasoning, tool call fragments)
+    included."""
+    body = (EXAMPLES / entry["file"]).read_bytes()
+    tools_file = (entry.get("options") or {}).get("tools")
+    tools = declared_tools(str(EXAMPLES / tools_file)) if tools_file else None
+    for options in ({}, {"typed": False}, {"typed": False, "validate": False}):
+        general = feed_cut(body, [], general=True, tools=tools, **options)
+        for cuts in ([], event_ends(body)):
+            events, found = feed_cut(body, cuts, tools=tools, **options)
             assert normal(events) == normal(general[0]) and found == general[1]
 
 

@@ -24,7 +24,7 @@ from .load import (
     load_schemas,
     read_registry_files,
 )
-from .model import ENVELOPE_ID, Spec
+from .model import ENVELOPE_ID, EventType, SchemaDoc, Spec
 from .schema_walk import envelope_constants, iter_nodes, resolve_ref
 from .sources import SourceError, line_of, read_json, read_yaml
 
@@ -168,6 +168,33 @@ def _check_event_types(spec: Spec, root: Path) -> Iterator[SourceError]:
             yield SourceError(where.path, where.line,
                               f"event type {event.name!r}: closes_with {closes!r} is not a "
                               "registered stop reason")
+        if event.lifecycle.fragment_of is not None:
+            for problem in _fragment_problems(spec, event, by_id):
+                yield SourceError(where.path, where.line,
+                                  f"event type {event.name!r}: fragment_of {problem}")
+
+
+def _fragment_problems(spec: Spec, event: EventType, by_id: Mapping[str, SchemaDoc]
+                       ) -> Iterator[str]:
+    """What keeps the decoder from pairing the fragments with the event they build."""
+    fragments = event.lifecycle.fragment_of
+    assert fragments is not None
+    whole = spec.event_type(fragments.event)
+    if whole is None:
+        yield f"names event {fragments.event!r}, which is not registered"
+        return
+    if whole.lifecycle.block_kind != event.lifecycle.block_kind:
+        yield (f"names {whole.name!r}, of block kind {whole.lifecycle.block_kind!r}, not "
+               f"{event.lifecycle.block_kind!r}: the two must share their blocks")
+    for side in (event, whole):
+        doc = by_id.get(side.schema_path)
+        properties = (doc.document.get("properties") or {}) if doc is not None else {}
+        for name in (fragments.field, *fragments.carries):
+            if name not in properties:
+                yield f"names field {name!r}, which {side.schema_path} does not define"
+    reason = fragments.unless_stop_reason
+    if reason is not None and reason not in spec.value_registries["stop-reasons"].values:
+        yield f"unless_stop_reason {reason!r} is not a registered stop reason"
 
 
 BLOCK_PLACES = ("block", "block-end")
@@ -191,6 +218,12 @@ def _rule_references(spec: Spec) -> Iterator[tuple[str, int, str, str]]:
         if event.lifecycle.expected_rule:
             yield (event.where.path, event.where.line, f"expected count of {event.name}",
                    event.lifecycle.expected_rule)
+        if event.lifecycle.completes_block:
+            yield (event.where.path, event.where.line, f"completes_block of {event.name}",
+                   event.lifecycle.completes_block)
+        if event.lifecycle.fragment_of:
+            yield (event.where.path, event.where.line, f"fragment_of of {event.name}",
+                   event.lifecycle.fragment_of.rule)
     life = spec.lifecycle
     for machine_name, machine in (("stream", life.stream), ("blocks", life.blocks)):
         for table in (*machine.violations.values(), machine.unfinished):

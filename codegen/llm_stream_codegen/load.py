@@ -19,6 +19,7 @@ from .model import (
     EventLifecycle,
     EventType,
     Example,
+    Fragments,
     Lifecycle,
     MediaType,
     Place,
@@ -152,6 +153,8 @@ def _event_type(entry: Mapping[str, Any], display: str) -> EventType:
             closes_with=life.get("closes_with"),
             expected_min=expected.get("min"),
             expected_rule=expected.get("rule"),
+            completes_block=life.get("completes_block"),
+            fragment_of=_fragments(life.get("fragment_of")),
         ),
         checks=tuple(
             EventCheck(c["check"], c["field"], c["rule"]) for c in entry.get("checks", [])
@@ -161,6 +164,18 @@ def _event_type(entry: Mapping[str, Any], display: str) -> EventType:
         contact=entry.get("contact"),
         reason=entry.get("reason"),
         deprecated_reason=entry.get("deprecated_reason"),
+    )
+
+
+def _fragments(data: Mapping[str, Any] | None) -> Fragments | None:
+    if data is None:
+        return None
+    return Fragments(
+        event=data["event"],
+        field=data["field"],
+        carries=tuple(data.get("carries", ())),
+        unless_stop_reason=data.get("unless_stop_reason"),
+        rule=data["rule"],
     )
 
 

@@ -91,6 +91,21 @@ class EventCheck:
 
 
 @dataclass(frozen=True)
+class Fragments:
+    """What makes an event type the fragments of another within a block: the `field` of the
+    fragments joined in order is that of the `event` that follows them and ends them (no
+    fragment comes after it), the first fragment carries the `carries` fields and that event
+    carries the same, and a block of fragments without that event closes with
+    `unless_stop_reason` only; `rule` is what a breach of any of these breaks."""
+
+    event: str
+    field: str
+    carries: tuple[str, ...]
+    unless_stop_reason: str | None
+    rule: str
+
+
+@dataclass(frozen=True)
 class EventLifecycle:
     place: str
     block_kind: str | None = None
@@ -98,6 +113,9 @@ class EventLifecycle:
     closes_with: str | None = None
     expected_min: int | None = None
     expected_rule: str | None = None
+    completes_block: str | None = None
+    """The rule an event of another type in the block breaks when it follows this one."""
+    fragment_of: Fragments | None = None
 
 
 @dataclass(frozen=True)

@@ -60,8 +60,9 @@ PROPOSAL_KEYS = (
     "name", "description", "schema", "reference", "status", "date", "change_controller",
     "contact", "reason", "lifecycle", "checks", "mappings",
 )
-LIFECYCLE_KEYS = ("place", "block_kind", "per_block", "closes_with", "expected")
-BLOCK_ONLY_KEYS = ("block_kind", "per_block", "closes_with")
+LIFECYCLE_KEYS = ("place", "block_kind", "per_block", "closes_with", "completes_block",
+                  "fragment_of", "expected")
+BLOCK_ONLY_KEYS = ("block_kind", "per_block", "closes_with", "completes_block", "fragment_of")
 LINE_WIDTH = 100
 
 DRAFT_NAMES = (
@@ -816,6 +817,10 @@ def _describe_place(entry: Mapping[str, Any]) -> str:
         text += f", at most {life['per_block']} a block"
     if "closes_with" in life:
         text += f", its block closes with {life['closes_with']}"
+    if "completes_block" in life:
+        text += ", completes its block"
+    if "fragment_of" in life:
+        text += f", fragments of {life['fragment_of'].get('event')}"
     return text
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .load import SOURCE_DIRS, load
-from .model import EventLifecycle, EventType, Spec
+from .model import EventLifecycle, EventType, Fragments, Spec
 from .schema_walk import resolve_ref, split_ref
 from .sources import SourceError
 
@@ -310,7 +310,8 @@ def _event_schema(spec: Spec, event: EventType) -> Any:
 
 
 def compare_lifecycles(old: EventLifecycle, new: EventLifecycle) -> Iterator[tuple[str, str]]:
-    """(kind, message) for each difference of place, block kind, per_block and closes_with."""
+    """(kind, message) for each difference of place, block kind, per_block, closes_with,
+    completes_block and fragment_of; a new constraint is breaking, a dropped one is not."""
     if old.place != new.place:
         yield BREAKING, f"place changed from {old.place} to {new.place}"
     if old.block_kind != new.block_kind and old.place == new.place:
@@ -323,6 +324,19 @@ def compare_lifecycles(old: EventLifecycle, new: EventLifecycle) -> Iterator[tup
     if old.closes_with != new.closes_with:
         yield (BREAKING if new.closes_with is not None else COMPATIBLE,
                f"closes_with changed from {old.closes_with} to {new.closes_with}")
+    if old.completes_block != new.completes_block:
+        yield (BREAKING if new.completes_block is not None else COMPATIBLE,
+               f"completes_block changed from {old.completes_block} to {new.completes_block}")
+    if old.fragment_of != new.fragment_of:
+        yield (BREAKING if new.fragment_of is not None else COMPATIBLE,
+               f"fragment_of changed from {_fragments_text(old.fragment_of)} to "
+               f"{_fragments_text(new.fragment_of)}")
+
+
+def _fragments_text(fragments: Fragments | None) -> str:
+    if fragments is None:
+        return "None"
+    return f"{fragments.event}.{fragments.field}"
 
 
 def diff_specs(old: Spec, new: Spec, old_label: str, new_label: str) -> RegistryDiff:

@@ -684,6 +684,10 @@ def _event_rules(spec: Spec, event: EventType) -> list[Rule]:
         ids.add(spec.lifecycle.block_kind_rule)
     if life.closes_with:
         ids.add(spec.lifecycle.closes_with_rule)
+    if life.completes_block:
+        ids.add(life.completes_block)
+    if life.fragment_of:
+        ids.add(life.fragment_of.rule)
     return _ordered_rules(spec, ids)
 
 

@@ -8,6 +8,7 @@ callers feed whatever bytes arrive and get back whatever events completed, in th
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -31,9 +32,13 @@ _STEADY_KINDS = frozenset(
     kind for kind, place in life.PLACES.items()
     if place == "block" and kind in life.BLOCK_KINDS and kind not in life.PER_BLOCK
     and kind not in life.CLOSES_WITH and kind not in life.FIELD_CHECKS
-    and kind not in life.EXPECTED
+    and kind not in life.EXPECTED and kind not in life.COMPLETES_BLOCK
+    and kind not in life.FRAGMENTS
 )
 """Block event types whose repetition in an open block changes no state but seq."""
+
+_BUILT_BY = {spec[0]: kind for kind, spec in life.FRAGMENTS.items()}
+"""The event types that fragments build, and the type of those fragments."""
 
 def _all_required(model: type[BaseModel]) -> bool:
     """Whether every field of a model and of its nested models is required: an optional field
@@ -129,6 +134,9 @@ class Decoder:
         self._seen: dict[tuple[str, str], set[Any]] = {}
         self._last_value: dict[tuple[str, str], Any] = {}
         self._closes_with: dict[int, tuple[str, str]] = {}
+        self._completed: dict[int, str] = {}  # block index: the event that completed it
+        self._joining: dict[int, _Joining] = {}  # block index: its fragments so far
+        self._built: set[int] = set()  # blocks that hold an event built by fragments
         self._steady: dict[object, _Steady] = {}
         self._failed = False
         self._closed = False
@@ -422,6 +430,8 @@ class Decoder:
                 if established != block_kind:
                     self._report(life.BLOCK_KIND_RULE, line,
                                  f"{kind} in block {index}, which holds {established} content")
+                else:
+                    self._in_order(obj, kind, index, line)
             key = (index, kind)
             count = self._block_counts.get(key, 0) + 1
             self._block_counts[key] = count
@@ -435,6 +445,7 @@ class Decoder:
             elif (
                 kind in _STEADY_KINDS
                 and established == block_kind
+                and index not in self._completed
                 and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
             ):
                 full = self._is_valid is is_valid_event
@@ -447,6 +458,66 @@ class Decoder:
                 self._report(life.CLOSES_WITH_RULE, line,
                              f"block {index} holds a {member}, so it closes with "
                              f"stop_reason {wanted!r}, not {reason!r}")
+            joining = self._joining.pop(index, None)
+            if joining is not None:
+                event, _, _, unless, rule = life.FRAGMENTS[joining.kind]
+                if reason != unless:
+                    cut = f" (only one cut off with stop_reason {unless!r} may)" if unless else ""
+                    self._report(rule, line, f"block {index} holds {joining.kind} fragments but "
+                                             f"no {event}{cut}")
+
+    def _in_order(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
+        """The order within a block: nothing after the event that completes it, and fragments
+        that add up to the event they build (`life.COMPLETES_BLOCK`, `life.FRAGMENTS`)."""
+        completed = self._completed.get(index)
+        if completed is not None and kind != completed:
+            self._report(life.COMPLETES_BLOCK[completed], line,
+                         f"{kind} in block {index} after its {completed}")
+        elif kind in life.COMPLETES_BLOCK:
+            self._completed[index] = kind
+            self._steady.pop(index, None)
+        fragments = life.FRAGMENTS.get(kind)
+        if fragments is not None:
+            self._fragment(obj, kind, fragments, index, line)
+        elif kind in _BUILT_BY:
+            self._build(obj, kind, index, line)
+
+    def _fragment(
+        self,
+        obj: dict[str, Any],
+        kind: str,
+        fragments: tuple[str, str, tuple[str, ...], str | None, str],
+        index: int,
+        line: int,
+    ) -> None:
+        event, field, carries, _, rule = fragments
+        if index in self._built:
+            self._report(rule, line, f"{kind} in block {index} after its {event}")
+            return
+        joining = self._joining.get(index)
+        if joining is None:
+            missing = [name for name in carries if obj.get(name) is None]
+            if missing:
+                self._report(rule, line, f"the first {kind} of block {index} carries no "
+                                         + " and no ".join(missing))
+            joining = _Joining(kind, {name: obj.get(name) for name in carries})
+            self._joining[index] = joining
+        joining.add(obj.get(field))
+
+    def _build(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
+        """The event that the fragments of its block, if any, add up to."""
+        self._built.add(index)
+        joining = self._joining.pop(index, None)
+        if joining is None:
+            return
+        _, field, _, _, rule = life.FRAGMENTS[joining.kind]
+        if not joining.adds_up_to(obj.get(field)):
+            self._report(rule, line, f"{kind} {field} is not its {joining.kind} fragments "
+                                     "joined in order")
+        for name, carried in joining.carried.items():
+            if type(carried) is str and obj.get(name) != carried:
+                self._report(rule, line, f"{kind} {name} is {obj.get(name)!r}, but its "
+                                         f"{joining.kind} fragments carry {carried!r}")
 
     def _field_check(
         self, check: str, kind: str, field: str, value: Any, rule: str, line: int
@@ -502,6 +573,28 @@ class Decoder:
     def conforming(self) -> bool:
         """No error so far (warnings do not count)."""
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+
+class _Joining:
+    """The fragments of one block so far, as a hash of their text joined: the memory a block
+    takes stays the same however long its fragments run."""
+
+    def __init__(self, kind: str, carried: dict[str, Any]) -> None:
+        self.kind = kind
+        self.carried = carried
+        self._hash: Any = hashlib.sha256()
+
+    def add(self, fragment: object) -> None:
+        if type(fragment) is not str:  # its schema error is reported: the join is unknowable
+            self._hash = None
+        elif self._hash is not None:
+            self._hash.update(fragment.encode())
+
+    def adds_up_to(self, whole: object) -> bool:
+        """Whether the fragments joined are `whole`; true when that cannot be known."""
+        if self._hash is None or type(whole) is not str:
+            return True
+        return bool(self._hash.digest() == hashlib.sha256(whole.encode()).digest())
 
 
 def _json_kind(value: object) -> str:
