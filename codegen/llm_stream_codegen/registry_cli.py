@@ -14,7 +14,8 @@ from typing import Any
 _ADD_EPILOG = """\
 A proposal file (YAML) holds the members name, description, schema (the event's own fields, as
 JSON Schema 2020-12), reference, status, reason, date, change_controller, contact, lifecycle
-{place, block_kind, per_block, closes_with, expected}, checks and mappings; flags override it.
+{place, block_kind, per_block, closes_with, completes_block, fragment_of, expected}, checks and
+mappings; flags override it.
 Without a proposal, --field PATH:TYPE[:required|optional[:DESCRIPTION]] builds the schema.
 Nothing is written unless every check passes; exit 0 registered, 1 refused.
 """
