@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
+import json
 import threading
 from collections.abc import AsyncIterator, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -117,7 +118,8 @@ def url(server: _Server, path: str) -> str:
 
 
 def dump(events: list[Any]) -> list[Any]:
-    return [e if isinstance(e, dict) else (type(e), e.model_dump(mode="json")) for e in events]
+    return [json.dumps(e) if isinstance(e, dict) else (type(e), e.model_dump_json())
+            for e in events]
 
 
 def direct(name: str, **options: Any) -> tuple[list[Any], list[Any]]:
@@ -157,7 +159,7 @@ def test_aiter_httpx_gives_what_the_file_gives(server: _Server, name: str, chunk
 
     found, events = asyncio.run(run())
     assert events.finished
-    assert (found, events.diagnostics) == direct(name, typed=False)
+    assert (dump(found), events.diagnostics) == direct(name, typed=False)
 
 
 def test_a_gzip_body_is_decompressed_first(server: _Server) -> None:
@@ -180,7 +182,7 @@ def test_events_are_yielded_as_they_complete(server: _Server) -> None:
         assert not events.finished
         server.gate.set()
         rest = list(events)
-    assert [first, *rest] == direct("complete/complete-example.sse", typed=False)[0]
+    assert dump([first, *rest]) == direct("complete/complete-example.sse", typed=False)[0]
 
 
 def test_async_events_are_yielded_as_they_complete(server: _Server) -> None:
@@ -196,7 +198,7 @@ def test_async_events_are_yielded_as_they_complete(server: _Server) -> None:
             server.gate.set()
             return [first, *[event async for event in events]]
 
-    assert asyncio.run(run()) == direct("complete/complete-example.sse", typed=False)[0]
+    assert dump(asyncio.run(run())) == direct("complete/complete-example.sse", typed=False)[0]
 
 
 def test_strict_mode_raises_from_the_loop(server: _Server) -> None:
@@ -267,7 +269,7 @@ def test_iter_file_from_a_path_and_from_an_open_file(name: str, chunk_size: int)
     with path.open("rb") as file:
         found = list(iter_file(file, chunk_size, typed=False))
         assert not file.closed  # the caller's file stays the caller's
-    assert found == direct(name, typed=False)[0]
+    assert dump(found) == direct(name, typed=False)[0]
     assert dump(list(iter_file(str(path)))) == direct(name)[0]
 
 

@@ -298,6 +298,31 @@ def test_a_body_without_events_is_reported_on_its_first_line(body: bytes) -> Non
     assert [(d.rule, d.line) for d in decoder.diagnostics] == [("LS-END-2", 1)]
 
 
+@pytest.mark.parametrize("make", [bytearray, memoryview])
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "raw"])
+def test_any_bytes_like_object_can_be_fed(make: Any, typed: bool) -> None:
+    """One event a chunk, so that the chunks take the hot path too."""
+    body = stream(start(), delta(1, "a"), delta(2, "b"), stop(3), end(4))
+    decoder = Decoder(typed=typed)
+    events = []
+    for a, b in itertools.pairwise([0, *event_ends(body)]):
+        events += decoder.feed(make(body[a:b]))
+    events += decoder.close()
+    assert normal(events) == normal(decode(body, typed=typed)[0])
+    assert [d.rule for d in decoder.diagnostics] == ["LS-USAGE-2"]
+
+
+def test_nesting_too_deep_to_parse_is_reported_not_raised() -> None:
+    deep = "[" * 5000 + "]" * 5000
+    body = stream(start(), usage(1)) + sse("usage", deep) + stream(end(3))
+    for options in ({}, {"typed": False}, {"strict": True}):
+        if options.get("strict"):
+            with pytest.raises(LLMStreamError):
+                decode(body, **options)
+        else:
+            assert "LS-SSE-2" in rules(decode(body, **options)[1])
+
+
 def test_feed_after_close_is_an_error() -> None:
     decoder = Decoder()
     decoder.close()
@@ -517,8 +542,9 @@ def feed_cut(
 
 
 def normal(events: list[Any]) -> list[Any]:
-    return [e if isinstance(e, dict | str) else (type(e), e.model_dump(mode="json"))
-            for e in events]
+    """Events as text that tells an int from a float (2 == 2.0 in Python)."""
+    return [e if isinstance(e, str) else json.dumps(e) if isinstance(e, dict)
+            else (type(e), e.model_dump_json()) for e in events]
 
 
 LIMITS = st.sampled_from([{}, {"max_line_bytes": 48}, {"max_event_bytes": 64},
@@ -722,3 +748,23 @@ def test_strict_mode_keeps_the_events_decoded_before_the_error() -> None:
         decoder.feed(broken)
     assert raised.value.diagnostic.rule == "LS-SEQ-2"
     assert [event.seq for event in raised.value.events] == [0, 1, 2, 3, 4]
+
+
+def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() -> None:
+    """An event continues a block on the hot paths only when its type has none of the
+    lifecycle's per-type constraints (`decoder._STEADY_KINDS`); a table added to lifecycle.py
+    must be weighed there, or the hot paths would skip what it checks."""
+    from llm_stream import lifecycle
+
+    tables = {
+        name for name, value in vars(lifecycle).items()
+        if name.isupper() and isinstance(value, dict) and value
+        and set(value) <= set(lifecycle.PLACES)
+    }
+    weighed = {"PLACES", "BLOCK_KINDS", "PER_BLOCK", "CLOSES_WITH", "EXPECTED", "FIELD_CHECKS",
+               "COMPLETES_BLOCK", "FRAGMENTS"}
+    assert tables == weighed
+    from llm_stream.decoder import _STEADY_KINDS
+
+    for name in weighed - {"PLACES", "BLOCK_KINDS"}:
+        assert not _STEADY_KINDS & set(getattr(lifecycle, name)), name

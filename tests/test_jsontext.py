@@ -62,6 +62,11 @@ def test_nesting_deeper_than_the_fast_parser_takes_is_still_json() -> None:
     assert loads(text) == reference(text)
 
 
+def test_nesting_beyond_the_recursion_limit_is_refused_not_raised() -> None:
+    with pytest.raises(ValueError):
+        loads("[" * 100_000 + "]" * 100_000)
+
+
 def test_numbers_at_the_edges() -> None:
     assert loads("1e999") == float("inf")  # a number JSON allows; too large for a double
     assert loads("-0") == 0 and type(loads("-0")) is int

@@ -12,6 +12,7 @@ LLM_STREAM_FUZZ_SECONDS and batches run until that time is spent, each batch wit
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import random
 import re
@@ -137,7 +138,7 @@ def decode(
     assert decoder.conforming == all(d.severity is Severity.WARNING for d in decoder.diagnostics)
     if options.get("strict"):
         assert decoder.conforming
-    return [e if isinstance(e, dict) else e.model_dump(mode="json") for e in events], \
+    return [json.dumps(e) if isinstance(e, dict) else e.model_dump_json() for e in events], \
         decoder.diagnostics
 
 

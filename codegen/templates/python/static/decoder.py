@@ -144,9 +144,12 @@ class Decoder:
     # -- input ------------------------------------------------------------------------------
 
     def feed(self, data: bytes) -> list[Event]:
-        """Decode the bytes that arrived; returns the events they completed, in order."""
+        """Decode the bytes that arrived (any bytes-like object); returns the events they
+        completed, in order."""
         if self._closed:
             raise RuntimeError("feed() after close()")
+        if type(data) is not bytes:
+            data = bytes(data)
         if self._steady and self._pending is None and not self._sse.diagnostics:
             event = self._continuation(data)
             if event is not None:

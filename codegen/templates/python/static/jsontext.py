@@ -4,7 +4,8 @@ pydantic-core's ``from_json``, there anyway for the models, reads integers of an
 and, called with ``allow_inf_nan=False`` as everything here calls it, refuses NaN and Infinity,
 which are not JSON. The decoder's hot path calls it alone: a refusal sends the event down the
 general path, to `loads`. That gives what it refuses but JSON allows (nesting deeper than its
-limit) to the standard library, made to refuse NaN, Infinity and unpaired surrogates as well.
+limit) to the standard library, made to refuse NaN, Infinity and unpaired surrogates as well;
+nesting deeper than the interpreter's recursion limit is refused too, as a ValueError.
 """
 
 from __future__ import annotations
@@ -31,7 +32,10 @@ def _strict_loads(text: str | bytes) -> Any:
     be UTF-8, as for pydantic-core."""
     if isinstance(text, bytes):
         text = text.decode()
-    value = json.loads(text, parse_constant=_reject_constant)
+    try:
+        value = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ValueError("nested deeper than this parser can follow") from None
     if _SURROGATE_ESCAPE.search(text) is not None:
         try:
             json.dumps(value, ensure_ascii=False).encode()

@@ -115,12 +115,15 @@ class SSEDecoder:
         self._fast_max = min(max_line_bytes, max_event_bytes + 1)
 
     def feed(self, data: bytes) -> list[SSEEvent]:
-        """Take the next chunk of the body; return the events it completes."""
+        """Take the next chunk of the body (any bytes-like object); return the events it
+        completes."""
         return [_event(*fields) for fields in self.feed_fields(data)]
 
     def feed_fields(self, data: bytes) -> list[Fields]:
         """As ``feed``, each event as the tuple of its fields: for a layer above that takes the
         events apart at once, which is cheaper than building objects it does not keep."""
+        if type(data) is not bytes:
+            data = bytes(data)
         if self._irregular or self._tail or data[-1:] != b"\n" or len(data) > self._fast_max:
             return self._feed_split(data)
         try:
