@@ -40,6 +40,7 @@ _STEADY_KINDS = frozenset(
 _BUILT_BY = {spec[0]: kind for kind, spec in life.FRAGMENTS.items()}
 """The event types that fragments build, and the type of those fragments."""
 
+
 def _all_required(model: type[BaseModel]) -> bool:
     """Whether every field of a model and of its nested models is required: an optional field
     also takes an explicit null, which the schema refuses, so such models cannot be trusted."""
@@ -83,7 +84,6 @@ _SEQ_MAX = life.SEQ_MAX
 
 Event = EventEnvelope | dict[str, Any]
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
-
 
 
 class Decoder:
@@ -195,8 +195,9 @@ class Decoder:
         order, taken from the SSE layer; else None, and nothing changed.
 
         Such an event changes nothing but the next seq, and servers flush every event, so this
-        is the commonest chunk of all: it is checked on its bytes, and in typed mode parsed and
-        validated in one step (`_STEADY_VALIDATORS`), without building an SSE event first.
+        is the commonest chunk of all: it is checked on its bytes as `_events` checks it, and in
+        typed mode parsed and validated in one step (`_STEADY_VALIDATORS`), without building an
+        SSE event first.
         """
         whole = self._sse.whole_event(chunk)
         if whole is None:
