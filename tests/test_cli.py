@@ -140,6 +140,32 @@ def test_check_with_declared_tools(tmp_path: Path) -> None:
     assert run("check", "--tools", tmp_path / "missing.json", UNDECLARED).returncode == 2
 
 
+def test_check_against_the_request(tmp_path: Path) -> None:
+    """--request: the request's tools are the declared ones, and its metadata's request_id is
+    what stream.start and stream.end should echo (a warning when they do not)."""
+    request = EXAMPLES / "complete" / "request-metadata.json"
+    echoed = EXAMPLES / "valid-extra" / "request-id-echoed.sse"
+    not_echoed = EXAMPLES / "invalid" / "request-id-not-echoed.sse"
+    assert run("check", "--request", request, echoed).stdout == ""
+    assert run("check", not_echoed).stdout == ""  # no request, nothing to echo
+    result = run("check", "--request", request, not_echoed)
+    assert result.returncode == 0  # a SHOULD: the stream still conforms
+    (diagnostic,) = parsed(result.stdout)
+    assert diagnostic["rule"] == "LS-META-2" and "warning" in diagnostic["message"]
+    assert diagnostic["line"] == event_line(not_echoed, '"type":"stream.end"')
+    # the request's tools are the declared ones: this request declares none
+    result = run("check", "--request", request, UNDECLARED)
+    assert sorted(d["rule"] for d in parsed(result.stdout)) == [
+        "LS-CALL-4", "LS-META-2", "LS-META-2"]
+    assert run("check", "--request", TOOLS_REQUEST, UNDECLARED).returncode == 1
+    declarations = tmp_path / "tools.json"
+    declarations.write_text("[]")
+    result = run("check", "--request", declarations, UNDECLARED)
+    assert result.returncode == 2 and "not a request" in result.stderr
+    result = run("check", "--request", request, "--tools", TOOLS_REQUEST, UNDECLARED)
+    assert result.returncode == 2 and "not allowed with" in result.stderr
+
+
 def test_check_reads_standard_input() -> None:
     result = run("check", "-", stdin=SEQ_GAP.read_bytes())
     assert result.returncode == 1

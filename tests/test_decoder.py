@@ -25,7 +25,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from llm_stream import Decoder, LLMStreamError, Severity, encode_event
-from llm_stream.cli import declared_tools
 from llm_stream.cli import main as cli_main
 from llm_stream.diagnostics import Diagnostic
 from llm_stream.models import (
@@ -38,6 +37,7 @@ from llm_stream.models import (
 )
 from llm_stream.rules import RULES
 from llm_stream.sse import SSEDecoder, SSEEvent
+from llm_stream_codegen.examples import decoder_options
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "spec" / "examples"
@@ -147,10 +147,7 @@ INVALID_STREAMS = [e for e in MANIFEST
 
 
 def _options(entry: dict[str, Any]) -> dict[str, Any]:
-    options = dict(entry.get("options") or {})
-    if "tools" in options:
-        request = json.loads((EXAMPLES / options["tools"]).read_text(encoding="utf-8"))
-        options["tools"] = [tool["name"] for tool in request["tools"]]
+    options = decoder_options(entry.get("options") or {}, EXAMPLES)
     options["lifecycle"] = entry["kind"] != "events"
     return options
 
@@ -321,6 +318,21 @@ def test_nesting_too_deep_to_parse_is_reported_not_raised() -> None:
                 decode(body, **options)
         else:
             assert "LS-SSE-2" in rules(decode(body, **options)[1])
+
+
+@pytest.mark.parametrize("typed", [True, False], ids=["typed", "raw"])
+def test_the_request_id_of_the_request_is_echoed(typed: bool) -> None:
+    metadata = {"request_id": "r-1", "user_id": "u"}
+    echoed = stream(start(request_id="r-1"), delta(1, "a"), stop(2), usage(3),
+                    {**end(4), "request_id": "r-1"})
+    assert decode(echoed, typed=typed, request_metadata=metadata)[1].diagnostics == []
+    wrong = stream(start(request_id="r-2"), delta(1, "a"), stop(2), usage(3), end(4))
+    _, decoder = decode(wrong, typed=typed, request_metadata=metadata)
+    assert [(d.rule, d.line, d.severity) for d in decoder.diagnostics] == [
+        ("LS-META-2", 1, Severity.WARNING), ("LS-META-2", 13, Severity.WARNING)]
+    assert decoder.conforming
+    assert decode(wrong, typed=typed)[1].diagnostics == []  # no request, nothing to echo
+    assert decode(wrong, typed=typed, request_metadata={})[1].diagnostics == []
 
 
 def test_feed_after_close_is_an_error() -> None:
@@ -638,12 +650,11 @@ def test_every_example_decodes_alike_on_every_path_and_in_every_chunking(
     kept off its hot paths: the order checks within a block (reasoning, tool call fragments)
     included."""
     body = (EXAMPLES / entry["file"]).read_bytes()
-    tools_file = (entry.get("options") or {}).get("tools")
-    tools = declared_tools(str(EXAMPLES / tools_file)) if tools_file else None
+    given = _options(entry)
     for options in ({}, {"typed": False}, {"typed": False, "validate": False}):
-        general = feed_cut(body, [], general=True, tools=tools, **options)
+        general = feed_cut(body, [], general=True, **given, **options)
         for cuts in ([], event_ends(body)):
-            events, found = feed_cut(body, cuts, tools=tools, **options)
+            events, found = feed_cut(body, cuts, **given, **options)
             assert normal(events) == normal(general[0]) and found == general[1]
 
 

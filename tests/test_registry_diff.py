@@ -161,6 +161,22 @@ def test_added_removed_deprecated_and_lifecycle(sides: tuple[Path, Path]) -> Non
         "lifecycle: per_block changed from None to 1": BREAKING}
 
 
+def test_an_added_check_is_breaking_unless_it_only_warns(sides: tuple[Path, Path]) -> None:
+    old, new = sides
+    events_file = "registry/event-types.yaml"
+    check = ("    checks:\n"
+             "      - {check: echoes-request-metadata, field: request_id, rule: LS-META-2}\n")
+    replace(old / events_file, check, "")  # the first: stream.start's
+    replace(new / events_file, "      - {check: unique, field: id, rule: LS-CALL-3}\n", "")
+    result = diff(str(old), str(new), ROOT)
+    assert kinds(result, "stream.start") == {
+        "checks: added check echoes-request-metadata of request_id (its breach is a warning, "
+        "LS-META-2)": COMPATIBLE}
+    assert kinds(result, "tool.call") == {"checks: removed check unique of id": COMPATIBLE}
+    back = diff(str(new), str(old), ROOT)
+    assert kinds(back, "tool.call") == {"checks: added check unique of id": BREAKING}
+
+
 def test_fail_on_breaking_unless_the_version_is_raised(sides: tuple[Path, Path]) -> None:
     old, new = sides
     _breaking(new)

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -22,20 +23,33 @@ EXAMPLES_DIR = Path("spec/examples")
 CHECKED_KINDS = frozenset({"stream", "http-response", "events", "request", "message"})
 
 
+def decoder_options(options: Mapping[str, Any], folder: Path) -> dict[str, Any]:
+    """The `Decoder` options of an example's manifest options, whose files (`tools`, `request`)
+    are read from `folder`, as `llm-stream check --tools` and `--request` read them."""
+    from llm_stream.cli import declared_tools, request_metadata
+
+    result = dict(options)
+    request = result.pop("request", None)
+    tools_file = result.pop("tools", None) or request
+    if tools_file:
+        result["tools"] = declared_tools(str(folder / tools_file))
+    if request:
+        result["request_metadata"] = request_metadata(str(folder / request))
+    return result
+
+
 def diagnose(example: Example, root: Path) -> list[Any]:
     """The diagnostics the bindings report for one example (Diagnostic or SchemaError)."""
-    from llm_stream.cli import declared_tools, decode_file
+    from llm_stream.cli import decode_file
     from llm_stream.decoder import Decoder
     from llm_stream.request import check_request_text
     from llm_stream.validators import validate_message
 
     folder = root / EXAMPLES_DIR
     path = folder / example.file
-    options = dict(example.options)
     if example.kind in ("stream", "http-response", "events"):
-        tools_file = options.pop("tools", None)
-        tools = declared_tools(str(folder / tools_file)) if tools_file else None
-        decoder = Decoder(tools=tools, lifecycle=example.kind != "events", **options)
+        options = decoder_options(example.options, folder)
+        decoder = Decoder(lifecycle=example.kind != "events", **options)
         return decode_file(str(path), decoder)[1]
     text = path.read_text(encoding="utf-8")
     if example.kind == "request":

@@ -48,7 +48,8 @@ DRAFT_2020_12 = "https://json-schema.org/draft/2020-12/schema"
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)+")
 MAX_NAME_LENGTH = 64
 NEW_STATUSES = ("provisional", "permanent")
-CHECK_KINDS = ("json-text", "unique", "declared-tool", "non-decreasing")
+CHECK_KINDS = ("json-text", "unique", "declared-tool", "non-decreasing",
+               "echoes-request-metadata")
 FIELD_TYPES = ("string", "integer", "number", "boolean", "object", "array")
 ENVELOPE_FIELDS = ("v", "seq")
 BLOCK_KIND_PATTERN = re.compile(r"[a-z]+(-[a-z]+)*")

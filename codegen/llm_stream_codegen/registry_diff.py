@@ -359,11 +359,17 @@ def diff_specs(old: Spec, new: Spec, old_label: str, new_label: str) -> Registry
         for kind, message in compare_lifecycles(before.lifecycle, after.lifecycle):
             result.changes.append(Change(name, before.status, kind, "lifecycle", message))
         old_checks = {(c.check, c.field) for c in before.checks}
-        new_checks = {(c.check, c.field) for c in after.checks}
-        for check, field_name in sorted(new_checks - old_checks):
-            result.changes.append(Change(name, before.status, BREAKING, "checks",
-                                         f"added check {check} of {field_name}"))
-        for check, field_name in sorted(old_checks - new_checks):
+        new_checks = {(c.check, c.field): c.rule for c in after.checks}
+        for check, field_name in sorted(set(new_checks) - old_checks):
+            rule = new.rules.get(new_checks[check, field_name])
+            if rule is not None and rule.severity == "warning":
+                # a check that only warns leaves every conforming stream conforming
+                kind, note = COMPATIBLE, f" (its breach is a warning, {rule.id})"
+            else:
+                kind, note = BREAKING, ""
+            result.changes.append(Change(name, before.status, kind, "checks",
+                                         f"added check {check} of {field_name}{note}"))
+        for check, field_name in sorted(old_checks - set(new_checks)):
             result.changes.append(Change(name, before.status, COMPATIBLE, "checks",
                                          f"removed check {check} of {field_name}"))
     return result

@@ -75,13 +75,26 @@ def _chain(first: bytes, rest: Iterator[bytes]) -> Iterator[bytes]:
     yield from rest
 
 
-def declared_tools(path: str) -> list[str]:
-    """Tool names from a request body (its `tools`) or from a JSON array of declarations."""
+def _json_file(path: str) -> Any:
     try:
         with _open(path) as stream:
-            document = loads(stream.read().decode("utf-8", "replace"))
+            return loads(stream.read().decode("utf-8", "replace"))
     except ValueError as exc:
         raise UsageError(f"{path}: not JSON: {exc}") from exc
+
+
+def request_metadata(path: str) -> dict[str, Any] | None:
+    """The `metadata` of a request body, which the stream should echo in part (LS-META-2)."""
+    document = _json_file(path)
+    if not isinstance(document, dict):
+        raise UsageError(f"{path}: not a request (a JSON object)")
+    metadata = document.get("metadata")
+    return metadata if isinstance(metadata, dict) else None
+
+
+def declared_tools(path: str) -> list[str]:
+    """Tool names from a request body (its `tools`) or from a JSON array of declarations."""
+    document = _json_file(path)
     tools = document.get("tools", []) if isinstance(document, dict) else document
     if not isinstance(tools, list):
         raise UsageError(f"{path}: no list of tools found")
@@ -116,9 +129,14 @@ def _conforming(diagnostics: Sequence[Diagnostic]) -> bool:
 
 
 def _check(args: argparse.Namespace) -> int:
-    tools = declared_tools(args.tools) if args.tools else None
-    decoder = Decoder(typed=False, tools=tools, max_line_bytes=args.max_line_bytes,
-                      max_event_bytes=args.max_event_bytes)
+    declared = args.request or args.tools
+    decoder = Decoder(
+        typed=False,
+        tools=declared_tools(declared) if declared else None,
+        request_metadata=request_metadata(args.request) if args.request else None,
+        max_line_bytes=args.max_line_bytes,
+        max_event_bytes=args.max_event_bytes,
+    )
     events, diagnostics = decode_file(args.path, decoder)
     conforming = _conforming(diagnostics)
     if args.json:
@@ -167,8 +185,12 @@ def parser() -> argparse.ArgumentParser:
 
     check = commands.add_parser("check", help="check a captured response body")
     check.add_argument("--json", action="store_true", help="one JSON report instead of lines")
-    check.add_argument("--tools", metavar="FILE",
-                       help="the request (or a JSON array of tools) whose tools were declared")
+    answers = check.add_mutually_exclusive_group()
+    answers.add_argument("--request", metavar="FILE",
+                         help="the request the stream answers: its tools are the declared ones "
+                              "and its metadata what the stream should echo")
+    answers.add_argument("--tools", metavar="FILE",
+                         help="the request (or a JSON array of tools) whose tools were declared")
     limits(check)
     check.add_argument("path", metavar="PATH|-")
     check.set_defaults(handler=_check)

@@ -9,7 +9,7 @@ callers feed whatever bytes arrive and get back whatever events completed, in th
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel
@@ -95,6 +95,8 @@ class Decoder:
     With `strict=True` the first error raises `LLMStreamError` instead. `typed=False` returns the
     JSON objects as dicts, skipping model construction. `tools` is the set of tool names the
     request declared; given, every tool.call is checked against it (draft section 8.2).
+    `request_metadata` is the request's `metadata`; given, the events that should echo its
+    members (stream.start and stream.end echo request_id) are checked (LS-META-2).
     `lifecycle=False` checks events one by one (framing, envelope, schema) without order,
     for excerpts of a stream. `validate=False`, with `typed=False`, is the fastest path: each
     event is checked against the envelope (v, seq, type) and the lifecycle, not against the
@@ -107,6 +109,7 @@ class Decoder:
         typed: bool = True,
         strict: bool = False,
         tools: Iterable[str] | None = None,
+        request_metadata: Mapping[str, Any] | None = None,
         lifecycle: bool = True,
         validate: bool = True,
         max_line_bytes: int = 1 << 20,
@@ -119,6 +122,7 @@ class Decoder:
         self._errors = validate_event if validate else validate_envelope
         self.strict = strict
         self.tools = None if tools is None else frozenset(tools)
+        self.request_metadata = request_metadata
         self.lifecycle = lifecycle
         self.diagnostics: list[Diagnostic] = []
         self._sse = SSEDecoder(max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes)
@@ -542,6 +546,12 @@ class Decoder:
             if self.tools is not None and type(value) is str and value not in self.tools:
                 declared = ", ".join(sorted(self.tools)) or "none"
                 self._report(rule, line, f"tool {value!r} was not declared (declared: {declared})")
+        elif check == "echoes-request-metadata":
+            wanted = (self.request_metadata or {}).get(field)
+            if wanted is not None and value != wanted:
+                found = f"carries no {field}" if value is None else f"{field} is {value!r}"
+                self._report(rule, line, f"{kind} {found}, but should echo the request's "
+                                         f"{field} {wanted!r}")
         elif check == "non-decreasing" and type(value) is int:
             key = (kind, field)
             last = self._last_value.get(key)
