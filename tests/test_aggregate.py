@@ -45,6 +45,22 @@ EXPECTED: dict[str, Aggregate] = {
         tool_calls=[ToolCall(1, "call_1", "get_weather", '{"city":"Vienna"}', {"city": "Vienna"})],
         stop_reasons={0: "tool_use", 1: "tool_use"}, usage=Usage(64, 27), ended=True,
     ),
+    "valid-extra/reasoning-then-text.sse": Aggregate(
+        **START,
+        reasoning={0: "The user asks for the weather in Vienna. I have no live data, so I "
+                      "should say so."},
+        reasoning_signatures={0: "EqQBCkgIBhABGAIiQGxsbS1zdHJlYW0gZXhhbXBsZSBzaWduYXR1cmUsIG5vdCBh"
+                                 "IHJlYWwgb25l"},
+        text={1: "I cannot look up live weather without a weather tool."},
+        stop_reasons={0: "end_turn", 1: "end_turn"}, usage=Usage(31, 42, reasoning_tokens=25),
+        ended=True,
+    ),
+    "valid-extra/reasoning-redacted.sse": Aggregate(
+        **START,
+        reasoning_signatures={0: "RW5jcnlwdGVkIHJlYXNvbmluZywga2VwdCBieSB0aGUgZW5kcG9pbnQ="},
+        text={1: "Here is the answer."}, stop_reasons={0: "end_turn", 1: "end_turn"},
+        usage=Usage(12, 30, reasoning_tokens=22), ended=True,
+    ),
     "valid-extra/unknown-fields.sse": COMPLETE,
     "valid-extra/unregistered-event-type.sse": COMPLETE,
     "valid-extra/usage-running-totals.sse": COMPLETE,

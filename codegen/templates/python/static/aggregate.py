@@ -1,8 +1,9 @@
 """Fold a stream's events into its final result: what a non-streaming client would have received.
 
-Text is joined per content index, tool calls keep their raw and parsed arguments, usage keeps the
-last running totals (decision D-USAGE-TOTALS), and counts never reported stay None, never zero.
-Works on typed events and on the raw dicts of the fast path alike.
+Text is joined per content index, and reasoning apart from it with the signature of its block;
+tool calls keep their raw and parsed arguments, usage keeps the last running totals (decision
+D-USAGE-TOTALS), and counts never reported stay None, never zero. Works on typed events and on
+the raw dicts of the fast path alike.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ class Aggregate:
     request_id: str | None = None
     created: int | None = None
     text: dict[int, str] = field(default_factory=dict)
+    reasoning: dict[int, str] = field(default_factory=dict)
+    """The reasoning of each reasoning block, never part of the answer (decision D-REASONING)."""
+    reasoning_signatures: dict[int, str] = field(default_factory=dict)
+    """The signature of each reasoning block that has one, to send back verbatim with it."""
     tool_calls: list[ToolCall] = field(default_factory=list)
     stop_reasons: dict[int, str] = field(default_factory=dict)
     usage: Usage | None = None
@@ -76,6 +81,12 @@ class Aggregate:
             delta = _get(event, "delta")
             index = _get(event, "index")
             self.text[index] = self.text.get(index, "") + (_get(delta, "text") or "")
+        elif kind == "reasoning.delta":
+            delta = _get(event, "delta")
+            index = _get(event, "index")
+            self.reasoning[index] = self.reasoning.get(index, "") + (_get(delta, "text") or "")
+        elif kind == "reasoning.signature":
+            self.reasoning_signatures[_get(event, "index")] = _get(event, "signature")
         elif kind == "tool.call":
             arguments = _get(event, "arguments")
             try:
