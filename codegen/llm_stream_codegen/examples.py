@@ -26,16 +26,11 @@ CHECKED_KINDS = frozenset({"stream", "http-response", "events", "request", "mess
 def decoder_options(options: Mapping[str, Any], folder: Path) -> dict[str, Any]:
     """The `Decoder` options of an example's manifest options, whose files (`tools`, `request`)
     are read from `folder`, as `llm-stream check --tools` and `--request` read them."""
-    from llm_stream.cli import declared_tools, request_metadata
+    from llm_stream.cli import answered_request
 
     result = dict(options)
-    request = result.pop("request", None)
-    tools_file = result.pop("tools", None) or request
-    if tools_file:
-        result["tools"] = declared_tools(str(folder / tools_file))
-    if request:
-        result["request_metadata"] = request_metadata(str(folder / request))
-    return result
+    files = {key: str(folder / result.pop(key)) for key in ("request", "tools") if key in result}
+    return {**result, **answered_request(**files)}
 
 
 def diagnose(example: Example, root: Path) -> list[Any]:

@@ -79,12 +79,12 @@ def static_python(spec: Spec) -> Iterator[Artifact]:
 def rendered_python(spec: Spec) -> Iterator[Artifact]:
     """Modules rendered from the spec with a jinja template each."""
     env = environment()
+    version, seq_max = envelope_constants(spec.schemas[ENVELOPE_ID].document)
     for path in sorted((TEMPLATES / "python").glob("*.py.j2")):
         name = f"python/{path.name}"
         header = python_header(
             spec, f"the spec source and codegen/templates/{name}", inputs_hash(spec, name)
         )
-        version, seq_max = envelope_constants(spec.schemas[ENVELOPE_ID].document)
         body = env.get_template(name).render(spec=spec, version=version, seq_max=seq_max)
         yield Artifact(f"{PACKAGE_DIR}/{path.name.removesuffix('.j2')}", (header + body).encode())
 

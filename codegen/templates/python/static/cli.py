@@ -83,22 +83,29 @@ def _json_file(path: str) -> Any:
         raise UsageError(f"{path}: not JSON: {exc}") from exc
 
 
-def request_metadata(path: str) -> dict[str, Any] | None:
-    """The `metadata` of a request body, which the stream should echo in part (LS-META-2)."""
+def answered_request(
+    *, request: str | None = None, tools: str | None = None
+) -> dict[str, Any]:
+    """The `Decoder` options for the request a stream answers, each file read once: from a
+    whole `request`, its tools and its metadata (which the stream should echo in part,
+    LS-META-2); from `tools`, a request or a JSON array of declarations, the tools alone."""
+    options: dict[str, Any] = {}
+    path = request or tools
+    if path is None:
+        return options
     document = _json_file(path)
-    if not isinstance(document, dict):
-        raise UsageError(f"{path}: not a request (a JSON object)")
-    metadata = document.get("metadata")
-    return metadata if isinstance(metadata, dict) else None
-
-
-def declared_tools(path: str) -> list[str]:
-    """Tool names from a request body (its `tools`) or from a JSON array of declarations."""
-    document = _json_file(path)
-    tools = document.get("tools", []) if isinstance(document, dict) else document
-    if not isinstance(tools, list):
+    if request is not None:
+        if not isinstance(document, dict):
+            raise UsageError(f"{path}: not a request (a JSON object)")
+        metadata = document.get("metadata")
+        options["request_metadata"] = metadata if isinstance(metadata, dict) else None
+    declared = document.get("tools", []) if isinstance(document, dict) else document
+    if not isinstance(declared, list):
         raise UsageError(f"{path}: no list of tools found")
-    return [t["name"] for t in tools if isinstance(t, dict) and isinstance(t.get("name"), str)]
+    options["tools"] = [
+        t["name"] for t in declared if isinstance(t, dict) and isinstance(t.get("name"), str)
+    ]
+    return options
 
 
 def decode_file(
@@ -129,11 +136,9 @@ def _conforming(diagnostics: Sequence[Diagnostic]) -> bool:
 
 
 def _check(args: argparse.Namespace) -> int:
-    declared = args.request or args.tools
     decoder = Decoder(
         typed=False,
-        tools=declared_tools(declared) if declared else None,
-        request_metadata=request_metadata(args.request) if args.request else None,
+        **answered_request(request=args.request, tools=args.tools),
         max_line_bytes=args.max_line_bytes,
         max_event_bytes=args.max_event_bytes,
     )
