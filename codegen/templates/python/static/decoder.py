@@ -37,7 +37,7 @@ _STEADY_KINDS = frozenset(
 )
 """Block event types whose repetition in an open block changes no state but seq."""
 
-_BUILT_BY = {spec[0]: kind for kind, spec in life.FRAGMENTS.items()}
+_BUILT_BY = {fragments.event: kind for kind, fragments in life.FRAGMENTS.items()}
 """The event types that fragments build, and the type of those fragments."""
 
 
@@ -468,11 +468,11 @@ class Decoder:
                              f"stop_reason {wanted!r}, not {reason!r}")
             joining = self._joining.pop(index, None)
             if joining is not None:
-                event, _, _, unless, rule = life.FRAGMENTS[joining.kind]
+                unless = joining.of.unless_stop_reason
                 if reason != unless:
                     cut = f" (only one cut off with stop_reason {unless!r} may)" if unless else ""
-                    self._report(rule, line, f"block {index} holds {joining.kind} fragments but "
-                                             f"no {event}{cut}")
+                    self._report(joining.of.rule, line, f"block {index} holds {joining.kind} "
+                                                        f"fragments but no {joining.of.event}{cut}")
 
     def _in_order(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
         """The order within a block: nothing after the event that completes it, and fragments
@@ -494,23 +494,23 @@ class Decoder:
         self,
         obj: dict[str, Any],
         kind: str,
-        fragments: tuple[str, str, tuple[str, ...], str | None, str],
+        fragments: life.Fragments,
         index: int,
         line: int,
     ) -> None:
-        event, field, carries, _, rule = fragments
         if index in self._built:
-            self._report(rule, line, f"{kind} in block {index} after its {event}")
+            self._report(fragments.rule, line, f"{kind} in block {index} after its "
+                                               f"{fragments.event}")
             return
         joining = self._joining.get(index)
         if joining is None:
-            missing = [name for name in carries if obj.get(name) is None]
+            missing = [name for name in fragments.carries if obj.get(name) is None]
             if missing:
-                self._report(rule, line, f"the first {kind} of block {index} carries no "
-                                         + " and no ".join(missing))
-            joining = _Joining(kind, {name: obj.get(name) for name in carries})
+                self._report(fragments.rule, line, f"the first {kind} of block {index} carries "
+                                                   "no " + " and no ".join(missing))
+            joining = _Joining(kind, fragments, {n: obj.get(n) for n in fragments.carries})
             self._joining[index] = joining
-        joining.add(obj.get(field))
+        joining.add(obj.get(fragments.field))
 
     def _build(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
         """The event that the fragments of its block, if any, add up to."""
@@ -518,7 +518,7 @@ class Decoder:
         joining = self._joining.pop(index, None)
         if joining is None:
             return
-        _, field, _, _, rule = life.FRAGMENTS[joining.kind]
+        field, rule = joining.of.field, joining.of.rule
         if not joining.adds_up_to(obj.get(field)):
             self._report(rule, line, f"{kind} {field} is not its {joining.kind} fragments "
                                      "joined in order")
@@ -593,8 +593,9 @@ class _Joining:
     """The fragments of one block so far, as a hash of their text joined: the memory a block
     takes stays the same however long its fragments run."""
 
-    def __init__(self, kind: str, carried: dict[str, Any]) -> None:
+    def __init__(self, kind: str, of: life.Fragments, carried: dict[str, Any]) -> None:
         self.kind = kind
+        self.of = of
         self.carried = carried
         self._hash: Any = hashlib.sha256()
 
