@@ -47,12 +47,12 @@ def to_anthropic(request: Mapping[str, Any]) -> dict[str, Any]:
             turns[-1]["content"].extend(blocks)
             continue
         turn = {"role": ROLES[FORMAT][role], "content": blocks}
-        if isinstance(message.get("content"), str) and role != "tool" and len(blocks) == 1:
+        if isinstance(message.get("content"), str) and role != "tool" and "tool_calls" not in message:
             turn["content"] = message["content"]
         turns.append({**turn, "tool_results": role == "tool"})
     parameters = request.get("parameters", {})
     if "max_tokens" not in parameters:
-        raise TranslationError(("parameters",), f"{VENDOR} requires max_tokens, and a "
+        raise TranslationError(("parameters", "max_tokens"), f"{VENDOR} requires max_tokens, and a "
                                                 "translation does not invent a limit")
     body: dict[str, Any] = {"model": request["model"]}
     if system:

@@ -52,7 +52,7 @@ PARAMETERS: dict[str, dict[str, str | None]] = {
                     "top_p": "top_p", "stop_sequences": "stop"},
     "openai-responses": {"max_tokens": "max_output_tokens", "temperature": "temperature",
                          "top_p": "top_p", "stop_sequences": None},
-    "anthropic": {"max_tokens": "max_tokens", "temperature": "temperature", "top_p": "top_p",
+    "anthropic": {"max_tokens": "max_tokens", "temperature": None, "top_p": None,
                   "stop_sequences": "stop_sequences"},
     "gemini": {"max_tokens": "maxOutputTokens", "temperature": "temperature", "top_p": "topP",
                "stop_sequences": "stopSequences"},

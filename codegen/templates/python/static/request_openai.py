@@ -128,29 +128,30 @@ def _responses_items(
     if "name" in message:
         raise TranslationError((*path, "name"), f"{RESPONSES_NAME} has no participant name")
     parts = [
-        _responses_part(part, here, role, documents)
-        for part, here in checked_parts(RESPONSES, RESPONSES_NAME, message, path)
+        _responses_part(part, documents)
+        for part, _ in checked_parts(RESPONSES, RESPONSES_NAME, message, path)
     ]
     if role == "tool":
         content = message["content"]
         yield {"type": ROLES[RESPONSES][role], "call_id": message["tool_call_id"],
                "output": content if isinstance(content, str) else parts}
         return
-    if message.get("content") is not None:
+    if role == "assistant":
+        # The model's own earlier text: Responses types it as the plain string content of an
+        # input message, one item a text part, since an output message needs the vendor's ids.
+        for part in parts:
+            yield {"type": "message", "role": ROLES[RESPONSES][role], "content": part["text"]}
+    elif message.get("content") is not None:
         yield {"type": "message", "role": ROLES[RESPONSES][role], "content": parts}
     for call in message.get("tool_calls", ()):
         yield {"type": "function_call", "call_id": call["id"], "name": call["name"],
                "arguments": call["arguments"]}
 
 
-def _responses_part(
-    part: Mapping[str, Any], path: FieldPath, role: str, documents: Iterator[int]
-) -> dict[str, Any]:
+def _responses_part(part: Mapping[str, Any], documents: Iterator[int]) -> dict[str, Any]:
     kind = part["type"]
     if kind == "text":
-        # The model's own earlier text is output_text; an input_text there is refused.
-        return {"type": "output_text" if role == "assistant" else PART_TYPES[RESPONSES][kind],
-                "text": part["text"]}
+        return {"type": PART_TYPES[RESPONSES][kind], "text": part["text"]}
     if kind == "image":
         return {"type": PART_TYPES[RESPONSES][kind], "image_url": data_url(part),
                 "detail": "auto"}
