@@ -35,6 +35,7 @@ def to_anthropic(request: Mapping[str, Any]) -> dict[str, Any]:
     messages = request["messages"]
     system, start = leading_system(messages)
     turns: list[dict[str, Any]] = []
+    previous = None
     for i in range(start, len(messages)):
         message, path = messages[i], ("messages", i)
         refuse_name(message, path, VENDOR)
@@ -43,13 +44,14 @@ def to_anthropic(request: Mapping[str, Any]) -> dict[str, Any]:
             raise TranslationError((*path, "role"), f"{VENDOR} takes system messages only "
                                                     "before the conversation (D-REQUEST-SYSTEM)")
         blocks = _blocks(message, path)
-        if role == "tool" and turns and turns[-1].get("tool_results"):
+        calls = message.get("tool_calls")
+        if role == "tool" and previous == "tool":
             turns[-1]["content"].extend(blocks)
-            continue
-        turn = {"role": ROLES[FORMAT][role], "content": blocks}
-        if isinstance(message.get("content"), str) and role != "tool" and "tool_calls" not in message:
-            turn["content"] = message["content"]
-        turns.append({**turn, "tool_results": role == "tool"})
+        elif isinstance(message["content"], str) and role != "tool" and not calls:
+            turns.append({"role": ROLES[FORMAT][role], "content": message["content"]})
+        else:
+            turns.append({"role": ROLES[FORMAT][role], "content": blocks})
+        previous = role
     parameters = request.get("parameters", {})
     if "max_tokens" not in parameters:
         raise TranslationError(("parameters", "max_tokens"), f"{VENDOR} requires max_tokens, and a "
@@ -57,7 +59,7 @@ def to_anthropic(request: Mapping[str, Any]) -> dict[str, Any]:
     body: dict[str, Any] = {"model": request["model"]}
     if system:
         body["system"] = system
-    body["messages"] = [{"role": t["role"], "content": t["content"]} for t in turns]
+    body["messages"] = turns
     if "tools" in request:
         body["tools"] = [
             {"name": t["name"], "description": t["description"], "input_schema": t["parameters"]}
