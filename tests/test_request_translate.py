@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from llm_stream import check_request_text
-from llm_stream.request_translate import (
+from llm_stream.translate import (
     FORMATS,
     TranslationError,
     request_from,

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from pydantic import TypeAdapter
 
-from llm_stream.request_translate import request_to
+from llm_stream.translate import request_to
 
 REQUESTS = Path(__file__).resolve().parent / "requests"
 

@@ -18,13 +18,7 @@ from .decoder import Decoder
 from .diagnostics import Diagnostic, Severity
 from .jsontext import loads
 from .request import check_request_text, line_of_pointer
-from .request_translate import (
-    FORMATS,
-    FROM_FORMATS,
-    TranslationError,
-    request_from,
-    request_to,
-)
+from .translate import FORMATS, FROM_FORMATS, TranslationError, request_from, request_to
 
 CHUNK = 1 << 16
 

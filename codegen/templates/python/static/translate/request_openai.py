@@ -19,8 +19,10 @@ from .request_common import (
     data_url,
     document_filename,
     vendor_parameters,
+    vendor_part_type,
+    vendor_role,
 )
-from .request_maps import OPENAI_AUDIO_FORMATS, PART_TYPES, ROLES
+from .request_limits import OPENAI_AUDIO_FORMATS
 
 CHAT = "openai-chat"
 RESPONSES = "openai-responses"
@@ -59,7 +61,7 @@ def _chat_message(
     message: Mapping[str, Any], path: FieldPath, documents: Iterator[int]
 ) -> dict[str, Any]:
     role = message["role"]
-    result: dict[str, Any] = {"role": ROLES[CHAT][role]}
+    result: dict[str, Any] = {"role": vendor_role(CHAT, role)}
     content = message.get("content")
     if isinstance(content, list):
         result["content"] = [
@@ -88,7 +90,7 @@ def _chat_part(
     part: Mapping[str, Any], path: FieldPath, documents: Iterator[int]
 ) -> dict[str, Any]:
     kind = part["type"]
-    theirs = PART_TYPES[CHAT][kind]
+    theirs = vendor_part_type(CHAT, kind)
     if kind == "text":
         return {"type": theirs, "text": part["text"]}
     if kind == "image":
@@ -133,16 +135,16 @@ def _responses_items(
     ]
     if role == "tool":
         content = message["content"]
-        yield {"type": ROLES[RESPONSES][role], "call_id": message["tool_call_id"],
+        yield {"type": "function_call_output", "call_id": message["tool_call_id"],
                "output": content if isinstance(content, str) else parts}
         return
     if role == "assistant":
         # The model's own earlier text: Responses types it as the plain string content of an
         # input message, one item a text part, since an output message needs the vendor's ids.
         for part in parts:
-            yield {"type": "message", "role": ROLES[RESPONSES][role], "content": part["text"]}
+            yield {"type": "message", "role": "assistant", "content": part["text"]}
     elif message.get("content") is not None:
-        yield {"type": "message", "role": ROLES[RESPONSES][role], "content": parts}
+        yield {"type": "message", "role": vendor_role(RESPONSES, role), "content": parts}
     for call in message.get("tool_calls", ()):
         yield {"type": "function_call", "call_id": call["id"], "name": call["name"],
                "arguments": call["arguments"]}
@@ -151,11 +153,11 @@ def _responses_items(
 def _responses_part(part: Mapping[str, Any], documents: Iterator[int]) -> dict[str, Any]:
     kind = part["type"]
     if kind == "text":
-        return {"type": PART_TYPES[RESPONSES][kind], "text": part["text"]}
+        return {"type": vendor_part_type(RESPONSES, kind), "text": part["text"]}
     if kind == "image":
-        return {"type": PART_TYPES[RESPONSES][kind], "image_url": data_url(part),
+        return {"type": vendor_part_type(RESPONSES, kind), "image_url": data_url(part),
                 "detail": "auto"}
-    return {"type": PART_TYPES[RESPONSES][kind],
+    return {"type": vendor_part_type(RESPONSES, kind),
             "filename": document_filename(part, next(documents)), "file_data": data_url(part)}
 
 

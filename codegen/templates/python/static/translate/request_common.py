@@ -13,14 +13,10 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .jsontext import loads
-from .request_maps import (
-    DOCUMENT_EXTENSIONS,
-    EXTENSION_NAMESPACES,
-    PARAMETERS,
-    PART_TYPES,
-    ROLE_PARTS,
-)
+from ..jsontext import loads
+from ..models import Parameters
+from .request_limits import DOCUMENT_EXTENSIONS, EXTENSION_NAMESPACES, ROLE_PARTS
+from .tables import FIELD_MAPS, VALUE_MAPS
 
 Segment = str | int
 FieldPath = tuple[Segment, ...]
@@ -150,7 +146,7 @@ def checked_parts(
     for position, part in enumerate(parts_of(content)):
         here = (*path, "content", position) if isinstance(content, list) else (*path, "content")
         kind = part["type"]
-        if PART_TYPES[fmt][kind] is None:
+        if vendor_part_type(fmt, kind) is None:
             raise TranslationError((*here, "type"), f"{vendor} takes no {kind} content")
         if kind not in ROLE_PARTS[fmt][role]:
             raise TranslationError((*here, "type"),
@@ -161,20 +157,33 @@ def checked_parts(
     return checked
 
 
+def vendor_role(fmt: str, role: str) -> str | None:
+    return VALUE_MAPS[fmt]["roles"].write(role)
+
+
+def vendor_part_type(fmt: str, kind: str) -> str | None:
+    return VALUE_MAPS[fmt]["content-part-types"].write(kind)
+
+
 def vendor_parameters(
     fmt: str, vendor: str, parameters: Mapping[str, Any], path: FieldPath
 ) -> dict[str, Any]:
-    """Our generation parameters under the format's names; parameters we do not know are
-    ignored, as LS-PARAM-3 requires (D-REQUEST-PARAMETERS)."""
-    names = PARAMETERS[fmt]
+    """Our generation parameters under the format's names, nested along dotted paths; those a
+    format has no name for are refused, and parameters we do not know are ignored, as
+    LS-PARAM-3 requires (D-REQUEST-PARAMETERS)."""
+    names = {ours: theirs for theirs, (ours, *_) in FIELD_MAPS[fmt]["parameters"]
+             .to_vendor.items()}
     result: dict[str, Any] = {}
     for ours, value in parameters.items():
-        if ours not in names:
+        if ours not in Parameters.model_fields:
             continue
-        theirs = names[ours]
-        if theirs is None:
+        if ours not in names:
             raise TranslationError((*path, ours), f"{vendor} has no {ours}")
-        result[theirs] = value
+        *parents, last = names[ours].split(".")
+        target = result
+        for name in parents:
+            target = target.setdefault(name, {})
+        target[last] = value
     return result
 
 

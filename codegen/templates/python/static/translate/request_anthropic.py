@@ -19,13 +19,10 @@ from .request_common import (
     decoded_text,
     refuse_name,
     vendor_parameters,
+    vendor_part_type,
+    vendor_role,
 )
-from .request_maps import (
-    ANTHROPIC_DOCUMENT_SOURCES,
-    ANTHROPIC_IMAGE_TYPES,
-    PART_TYPES,
-    ROLES,
-)
+from .request_limits import ANTHROPIC_DOCUMENT_SOURCES, ANTHROPIC_IMAGE_TYPES
 
 FORMAT = "anthropic"
 VENDOR = "Anthropic Messages"
@@ -48,9 +45,9 @@ def to_anthropic(request: Mapping[str, Any]) -> dict[str, Any]:
         if role == "tool" and previous == "tool":
             turns[-1]["content"].extend(blocks)
         elif isinstance(message["content"], str) and role != "tool" and not calls:
-            turns.append({"role": ROLES[FORMAT][role], "content": message["content"]})
+            turns.append({"role": vendor_role(FORMAT, role), "content": message["content"]})
         else:
-            turns.append({"role": ROLES[FORMAT][role], "content": blocks})
+            turns.append({"role": vendor_role(FORMAT, role), "content": blocks})
         previous = role
     parameters = request.get("parameters", {})
     if "max_tokens" not in parameters:
@@ -107,7 +104,7 @@ def _blocks(message: Mapping[str, Any], path: FieldPath) -> list[dict[str, Any]]
 
 def _block(part: Mapping[str, Any], path: FieldPath) -> dict[str, Any]:
     kind = part["type"]
-    theirs = PART_TYPES[FORMAT][kind]
+    theirs = vendor_part_type(FORMAT, kind)
     if kind == "text":
         return {"type": theirs, "text": part["text"]}
     media_type = part["media_type"]
