@@ -7,12 +7,16 @@ stderr, or the rule a translated request of ours breaks), 2 usage or I/O error.
 from __future__ import annotations
 
 import json
+import re
+import shlex
+import subprocess
 from pathlib import Path
 
 import pytest
-from test_cli import run
+from test_cli import COMMAND, run
 
-REQUESTS = Path(__file__).resolve().parent / "requests"
+ROOT = Path(__file__).resolve().parent.parent
+REQUESTS = ROOT / "tests" / "requests"
 TOOL_FLOW = REQUESTS / "ours" / "tool-flow.json"
 CHAT_TOOL_FLOW = REQUESTS / "openai-chat" / "tool-flow.json"
 
@@ -83,3 +87,17 @@ def test_usage_and_io_errors_exit_2(arguments: tuple[str, ...]) -> None:
     result = run(*arguments)
     assert (result.returncode, result.stdout) == (2, "")
     assert "Traceback" not in result.stderr
+
+
+def test_the_guide_shows_the_real_output() -> None:
+    """Each `$ llm-stream translate-request` of the guide prints what the guide shows, on
+    stdout when it translates and on stderr when it refuses."""
+    guide = (ROOT / "site" / "docs" / "guides" / "translate-request.md").read_text()
+    (block,) = re.findall(r"^```console\n(.*?)^```", guide, re.S | re.M)
+    sessions = re.findall(r"^\$ (llm-stream translate-request .*)\n((?:(?!\$ ).*\n)*)", block,
+                          re.M)
+    assert len(sessions) == 2
+    for command, shown in sessions:
+        result = subprocess.run([*COMMAND, *shlex.split(command)[1:]], capture_output=True,
+                                text=True, encoding="utf-8", cwd=ROOT, timeout=60, check=False)
+        assert (result.stdout or result.stderr) == shown, command
