@@ -324,3 +324,4 @@ def test_a_malformed_openai_chat_body_is_a_translation_error_not_a_crash() -> No
     with pytest.raises(TranslationError, match="not a openai-chat request body"):
         request_from("openai-chat", _chat(USER, {"role": "assistant", "content": None,
                                                   "tool_calls": [{"id": "c"}]}))
+
