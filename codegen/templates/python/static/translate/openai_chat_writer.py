@@ -3,8 +3,8 @@
 The chunks follow what those clients rely on: a role chunk first, text in delta.content, tool
 calls in OpenAI's delta shape (index, id, type and function.name on the first fragment, then
 function.arguments fragments), one finish chunk with the mapped finish_reason, a usage chunk with
-`choices: []` only when the counts are known, an error as a chunk `{"error": {...}}`, and always
-`data: [DONE]` last. Reasoning text goes in delta.reasoning_content, as compatible gateways send
+`choices: []` only when the counts are known, an error as a final chunk `{"error": {...}}`, and
+always `data: [DONE]` last. Reasoning text goes in delta.reasoning_content, as compatible gateways send
 it; a reasoning signature has no place in a chunk.
 """
 
@@ -41,6 +41,7 @@ class OpenAIChatWriter:
         self._done = False
         self._finish: str | None = None
         self._usage: dict[str, Any] | None = None
+        self._error: tuple[str, str] | None = None  # (code, message), sent last
         self._calls: dict[int, int] = {}  # block index -> tool call index
         self._streamed: set[int] = set()  # blocks whose arguments went out as fragments
 
@@ -59,9 +60,9 @@ class OpenAIChatWriter:
             return b""
         out: list[bytes] = []
         self._ensure_started({}, out)
-        self._error_chunk("truncated", "the stream ended before stream.end", out)
-        self._done = True
-        out.append(DONE_LINE)
+        if self._error is None:
+            self._error = ("truncated", "the stream ended before stream.end")
+        self._end({}, out)
         return b"".join(out)
 
     def _chunk(self, out: list[bytes], delta: Mapping[str, Any] | None = None,
@@ -143,20 +144,22 @@ class OpenAIChatWriter:
             self._chunk(out, {}, self._finish)
             self._finish = None
 
-    def _error(self, event: Mapping[str, Any], out: list[bytes]) -> None:
+    def _error_event(self, event: Mapping[str, Any], out: list[bytes]) -> None:
         self._ensure_started({}, out)
         self._flush_finish(out)
-        self._error_chunk(str(event.get("code")), str(event.get("message", "")), out)
-
-    def _error_chunk(self, code: str, message: str, out: list[bytes]) -> None:
-        out.append(_line({"error": {"message": message, "type": code,
-                                    "code": self._errors.write(code) or code}}))
+        self._error = (str(event.get("code")), str(event.get("message", "")))
 
     def _end(self, event: Mapping[str, Any], out: list[bytes]) -> None:
+        """The last chunks: the finish, the usage, then an error as the final event before
+        [DONE], where clients that stop at an error chunk have read everything else."""
         self._ensure_started({}, out)
         self._flush_finish(out)
         if self._usage:
             self._chunk(out, usage=self._usage)
+        if self._error is not None:
+            code, message = self._error
+            out.append(_line({"error": {"message": message, "type": code,
+                                        "code": self._errors.write(code) or code}}))
         self._done = True
         out.append(DONE_LINE)
 
@@ -169,7 +172,7 @@ _HANDLERS = {
     "tool.call": OpenAIChatWriter._call,
     "content.stop": OpenAIChatWriter._stop,
     "usage": OpenAIChatWriter._usage_event,
-    "error": OpenAIChatWriter._error,
+    "error": OpenAIChatWriter._error_event,
     "stream.end": OpenAIChatWriter._end,
 }
 """What each event type becomes; others (reasoning.signature, unregistered types) have no
