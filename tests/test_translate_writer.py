@@ -39,7 +39,8 @@ def written(events: list[dict[str, Any]], **options: Any) -> bytes:
 
 
 def chunks_of(body: bytes) -> list[Any]:
-    return [json.loads(line[6:]) for line in body.split(b"\n\n") if line[6:] not in (b"", b"[DONE]")]
+    return [json.loads(line[6:]) for line in body.split(b"\n\n")
+            if line[6:] not in (b"", b"[DONE]")]
 
 
 @pytest.mark.parametrize("path", STREAMS)
@@ -110,7 +111,7 @@ def serve() -> Iterator[Any]:
 
     def start(body: bytes) -> str:
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 (the http.server API)
+            def do_POST(self) -> None:
                 self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")

@@ -77,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
             _write(writer.write(decoder.close()) + writer.close())
             diagnostics = decoder.diagnostics
     except BrokenPipeError:
-        sys.stdout = None  # type: ignore[assignment]  # nothing more can be written
+        sys.stdout = None  # nothing more can be written, not even at exit
         return 1
     shifted = [Diagnostic(d.rule, d.line + offset if d.line else 0, d.message, d.severity)
                for d in diagnostics]

@@ -2,10 +2,10 @@
 
 The chunks follow what those clients rely on: a role chunk first, text in delta.content, tool
 calls in OpenAI's delta shape (index, id, type and function.name on the first fragment, then
-function.arguments fragments), one finish chunk with the mapped finish_reason, a usage chunk with
-`choices: []` only when the counts are known, an error as a final chunk `{"error": {...}}`, and
-always `data: [DONE]` last. Reasoning text goes in delta.reasoning_content, as compatible gateways send
-it; a reasoning signature has no place in a chunk.
+function.arguments fragments), one finish chunk with the mapped finish_reason, a usage chunk
+with `choices: []` only when the counts are known, an error as a final chunk `{"error": {...}}`,
+and always `data: [DONE]` last. Reasoning text goes in delta.reasoning_content, as compatible
+gateways send it; a reasoning signature has no place in a chunk.
 """
 
 from __future__ import annotations
@@ -14,6 +14,9 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
+from ..encoder import _as_dict
 from .tables import FIELD_MAPS, VALUE_MAPS
 
 DONE_LINE = b"data: [DONE]\n\n"
@@ -45,14 +48,16 @@ class OpenAIChatWriter:
         self._calls: dict[int, int] = {}  # block index -> tool call index
         self._streamed: set[int] = set()  # blocks whose arguments went out as fragments
 
-    def write(self, events: Iterable[Mapping[str, Any]]) -> bytes:
+    def write(self, events: Iterable[Mapping[str, Any] | BaseModel]) -> bytes:
+        """The chunks of `events` (envelope dicts or the decoder's typed events)."""
         out: list[bytes] = []
         for event in events:
             if self._done:
                 break
-            handler = _HANDLERS.get(str(event.get("type")))
+            fields = _as_dict(event)
+            handler = _HANDLERS.get(str(fields.get("type")))
             if handler is not None:
-                handler(self, event, out)
+                handler(self, fields, out)
         return b"".join(out)
 
     def close(self) -> bytes:
