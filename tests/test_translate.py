@@ -368,3 +368,17 @@ def test_request_id_is_echoed_and_the_vendor_time_kept() -> None:
     assert events[0]["created"] == CHAT["created"]
     events, _ = translate("anthropic", b"")
     assert events[0]["created"] == CREATED
+
+
+def test_a_complete_call_beside_one_cut_at_max_tokens() -> None:
+    body = sse(chat(delta(content="hi")),
+               chat(delta(tool_calls=[{"index": 0, "id": "a", "type": "function",
+                                       "function": {"name": "f", "arguments": "{}"}}])),
+               chat(delta(tool_calls=[{"index": 1, "id": "b", "type": "function",
+                                       "function": {"name": "g", "arguments": '{"x'}}])),
+               chat(delta(finish="length")), "[DONE]")
+    events, _ = translate("openai-chat", body)
+    stops = [(e["index"], e["stop_reason"]) for e in events if e["type"] == "content.stop"]
+    assert stops == [(0, "tool_use"), (1, "tool_use"), (2, "max_tokens")]
+    assert [c.id for c in aggregate(events).tool_calls] == ["a"]
+    assert errors(check(events)) == []

@@ -262,13 +262,12 @@ class StreamTranslator:
     def finish(self, vendor_reason: object) -> None:
         """The turn ended for `vendor_reason`: open tool calls complete, then every block is
         closed with the turn's stop reason, the vendor's own kept beside it (D-VENDOR-VALUES);
-        a turn with tool calls ends with tool_use even where the vendor says stop."""
+        a turn with a complete tool call ends with tool_use whatever the vendor says, and a call
+        cut off at max_tokens (fragments without tool.call) closes with max_tokens."""
         if self._finished or not self._accepting():
             return
         reason = vendor_reason if isinstance(vendor_reason, str) and vendor_reason else None
         ours = (self._stops.read(reason) if reason else None) or "end_turn"
-        if self._tool_calls and ours == "end_turn":
-            ours = "tool_use"
         for block in self._open:
             if block.kind == TOOL_CALL and not block.called:
                 whole = "".join(block.fragments) or "{}"
@@ -277,10 +276,14 @@ class StreamTranslator:
                 self._complete(block)
                 if self._ended:
                     return
+        if any(block.called for block in self._open):
+            ours = "tool_use"  # D-TOOL-USE-STOP
         self._finished = True
         stops = self._open or [_Block(0, TEXT)]
         for block in stops:
-            fields: dict[str, Any] = {"index": block.index, "stop_reason": ours}
+            cut = block.kind == TOOL_CALL and not block.called
+            fields: dict[str, Any] = {"index": block.index,
+                                      "stop_reason": "max_tokens" if cut else ours}
             if reason is not None:
                 fields["vendor_stop_reason"] = reason
             self._emit("content.stop", fields)
