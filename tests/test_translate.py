@@ -12,7 +12,7 @@ import pytest
 from translate_helpers import CREATED, check, encode, errors, named, sse, translate, types
 
 from llm_stream import aggregate
-from llm_stream.translate import FORMATS, gemini_call_id, stream_translator
+from llm_stream.translate import FORMATS, encode_events, gemini_call_id, stream_translator
 from llm_stream_codegen.load import load
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -59,7 +59,7 @@ def test_a_recorded_stream_translates_the_same_in_every_chunking(example: Any) -
     body = (EXAMPLES / example.file).read_bytes()
     expected = (EXAMPLES / example.translation["into"]).read_bytes()
     whole, diagnostics = translate(fmt, body)
-    assert encode(whole) == expected
+    assert encode(whole) == expected == encode_events(whole)
     assert errors(check(whole)) == []
     generator = random.Random(example.file)
     for size in (1, 2, 3, 7):

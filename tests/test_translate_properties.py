@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ ITEMS = st.one_of(
 
 def pieces(text: str, cuts: list[int]) -> list[str]:
     points = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
-    return [text[a:b] for a, b in zip(points, points[1:], strict=False) if b > a]
+    return [text[a:b] for a, b in pairwise(points) if b > a]
 
 
 def chat_body(items: list[Item], reason: str, usage: tuple[int, int] | None,

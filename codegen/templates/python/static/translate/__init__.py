@@ -13,7 +13,7 @@ from .maps import FieldMap, ValueMap
 from .openai_chat import OpenAIChatTranslator
 from .openai_chat_writer import OpenAIChatWriter
 from .openai_responses import OpenAIResponsesTranslator
-from .stream import StreamTranslator
+from .stream import StreamTranslator, encode_events
 from .tables import FIELD_MAPS, FORMATS, VALUE_MAPS
 
 TRANSLATORS: dict[str, type[StreamTranslator]] = {
@@ -56,6 +56,7 @@ __all__ = [
     "OpenAIResponsesTranslator",
     "StreamTranslator",
     "ValueMap",
+    "encode_events",
     "gemini_call_id",
     "stream_translator",
 ]

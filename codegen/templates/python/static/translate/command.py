@@ -16,8 +16,8 @@ from typing import Any
 from ..cli import UsageError, _chunks, _open, _print, _skip_http_head
 from ..decoder import Decoder
 from ..diagnostics import Diagnostic, Severity
-from ..encoder import encode_event
 from .openai_chat_writer import OpenAIChatWriter
+from .stream import encode_events
 from .tables import FORMATS
 
 WRITERS = ("openai-chat",)
@@ -65,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
                                            request_id=args.request_id, choice=args.choice)
             body, offset = _body(args.path)
             for chunk in body:
-                _write(b"".join(encode_event(e) for e in translator.feed(chunk)))
-            _write(b"".join(encode_event(e) for e in translator.close()))
+                _write(encode_events(translator.feed(chunk)))
+            _write(encode_events(translator.close()))
             diagnostics = translator.diagnostics
         else:
             writer = OpenAIChatWriter(model=args.model, created=args.created)

@@ -14,12 +14,14 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from pydantic_core import to_json
+
 from ..diagnostics import Diagnostic, Severity
-from ..jsontext import loads
+from ..jsontext import from_json, loads
 from ..registry import SPEC_VERSION
 from ..sse import SSEDecoder
 from .tables import FIELD_MAPS, VALUE_MAPS
@@ -53,6 +55,15 @@ class _Block:
     fragments: list[str] = field(default_factory=list)
     called: bool = False
     signed: bool = False
+
+
+def encode_events(events: Iterable[Mapping[str, Any]]) -> bytes:
+    """The events as they go on the wire: the same bytes as `llm_stream.encode_event` gives
+    each, made by pydantic-core's serializer, several times faster than the json module's."""
+    return b"".join([
+        b"event: " + event["type"].encode() + b"\ndata: " + to_json(event) + b"\n\n"
+        for event in events
+    ])
 
 
 def compact_json(value: Any) -> str:
@@ -148,6 +159,10 @@ class StreamTranslator:
     def parse(self, data: str) -> Any:
         """The JSON of an event's data; None (the stream failed) when it is not JSON."""
         try:
+            return from_json(data, allow_inf_nan=False)
+        except ValueError:
+            pass
+        try:
             return loads(data)
         except ValueError as exc:
             self.report(NOT_JSON, f"the {self.title} event's data is not JSON: {exc}")
@@ -172,12 +187,20 @@ class StreamTranslator:
         self._emit("stream.start", fields)
 
     def text(self, key: Hashable, text: object) -> None:
-        """Answer text for the text block of `key`; empty text makes no event."""
-        if not isinstance(text, str) or not text or not self._accepting():
+        """Answer text for the text block of `key`; empty text makes no event. The commonest
+        event of all, so the usual case (an open text block) is checked inline."""
+        if not isinstance(text, str) or not text:
             return
-        block = self._block(key, TEXT)
-        self._emit("content.delta", {"index": block.index, "role": "assistant",
-                                     "delta": {"text": text}})
+        block = self._blocks.get(key)
+        if block is None or block.kind != TEXT or self._finished or not self._started:
+            if not self._accepting():
+                return
+            block = self._block(key, TEXT)
+        elif self._ended:
+            return
+        self._out.append({"v": SPEC_VERSION, "seq": self._seq, "type": "content.delta",
+                          "index": block.index, "role": "assistant", "delta": {"text": text}})
+        self._seq += 1
 
     def reasoning(self, key: Hashable, text: object) -> None:
         """Reasoning text for the reasoning block of `key`."""
