@@ -111,7 +111,25 @@ def check_model(spec: Spec, root: Path) -> list[SourceError]:
         *_check_examples_exist(spec, root),
         *_check_envelope(spec),
         *_check_mappings(spec),
+        *_check_translations(spec),
     ]
+
+
+def _check_translations(spec: Spec) -> Iterator[SourceError]:
+    """A vendor stream names a vendor format and becomes a stream example."""
+    by_file = {e.file: e for e in spec.examples}
+    for example in spec.examples:
+        if example.translation is None:
+            continue
+        where = example.where
+        fmt, into = example.translation["format"], example.translation["into"]
+        if fmt not in VENDORS:
+            yield SourceError(where.path, where.line, f"example {example.file}: format {fmt!r} "
+                                                      f"is not one of {', '.join(VENDORS)}")
+        target = by_file.get(into)
+        if target is None or target.kind != "stream":
+            yield SourceError(where.path, where.line, f"example {example.file}: into {into!r} "
+                                                      "is not a stream example of examples.yaml")
 
 
 def _check_mappings(spec: Spec) -> Iterator[SourceError]:

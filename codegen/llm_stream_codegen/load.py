@@ -227,6 +227,7 @@ def _example(entry: Mapping[str, Any], display: str, folder: Path) -> Example:
         expect=None if expect is None else () if expect == "valid" else tuple(sorted(expect)),
         options=_frozen(entry.get("options")),
         content=path.read_bytes() if path.is_file() else b"",
+        translation=_frozen(entry["translation"]) if "translation" in entry else None,
     )
 
 

@@ -302,6 +302,9 @@ class Example:
     options: Mapping[str, Any] = field(default_factory=dict)
     content: bytes = b""
     """The file's exact bytes."""
+    translation: Mapping[str, Any] | None = None
+    """A vendor stream's: its format, the example it becomes (into), the translator's options
+    (created, model, request_id) and the rules of what it reports (findings)."""
 
     @property
     def valid(self) -> bool:

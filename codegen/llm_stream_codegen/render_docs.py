@@ -770,6 +770,7 @@ def pages(spec: Spec) -> list[Page]:
             "mappings": mappings,
             "tables": [(m, shown_rows(m, _value_links(spec, m, mapping_page(mappings.format))))
                        for m in mappings.maps.values()],
+            "examples": _worked_examples(spec, mappings.format),
         }))
     for event in spec.event_types:
         path = event_page(event.name)
@@ -795,6 +796,14 @@ def pages(spec: Spec) -> list[Page]:
                               for entry in registry.entries},
         }))
     return result
+
+
+def _worked_examples(spec: Spec, fmt: str) -> list[tuple[ShownExample, ShownExample]]:
+    """The vendor streams of a format, each with the LLM-Stream body it translates into (the
+    spec check holds the two to each other byte for byte)."""
+    by_file = {e.file: e for e in spec.examples}
+    return [(shown(e), shown(by_file[e.translation["into"]])) for e in spec.examples
+            if e.translation is not None and e.translation["format"] == fmt]
 
 
 def _value_links(spec: Spec, vendor_map: VendorMap, page: str) -> dict[str, str]:

@@ -259,6 +259,10 @@ def parser() -> argparse.ArgumentParser:
     limits(decode)
     decode.add_argument("path", metavar="PATH|-")
     decode.set_defaults(handler=_decode)
+
+    from .translate.command import add_parser as add_translate
+
+    add_translate(commands)
     return root
 
 
