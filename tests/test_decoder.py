@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from llm_stream import Decoder, LLMStreamError, Severity, encode_event
-from llm_stream.cli import main as cli_main
+from llm_stream_codegen.cli import main as cli_main
 from llm_stream.diagnostics import Diagnostic
 from llm_stream.models import (
     ContentDeltaEvent,

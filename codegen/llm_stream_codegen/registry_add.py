@@ -10,8 +10,9 @@ with every file as it was. Each problem is one message.
 
 Only then are files written, each to a temporary name and renamed (`output.write_atomic`), the
 entry appended to registry/event-types.yaml as text so that the file's comments and layout stay,
-and everything is regenerated (`generate.generate`). If regeneration fails, or the command is
-interrupted, every file touched (the source files and generated/) gets its previous bytes back.
+and everything is regenerated (`generate.generate`), all inside a `journal.Journal`: if
+regeneration fails, or the command is interrupted or killed at any instant, every file touched
+(the source files and generated/) gets its previous bytes back, at once or by the next command.
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ from .check import check, schema_store
 from .generate import generate
 from .load import SOURCE_DIRS, _event_type
 from .model import ENVELOPE_ID, URN, VENDORS, EventType, Spec
-from .output import GENERATED, existing_files, write_atomic
+from .journal import Journal
+from .output import GENERATED
 from .schema_walk import iter_nodes, resolve_ref
 from .sources import SourceError, line_of, read_json, read_yaml
 
@@ -744,58 +746,14 @@ def _bindings_of(root: Path) -> Iterator[None]:
             os.environ["PYTHONPATH"] = old
 
 
-class Transaction:
-    """Writes files atomically and remembers their previous bytes, generated/ included, so that
-    a failed or interrupted change can put every file back."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._before: dict[str, bytes | None] = {}
-        self._generated = existing_files(root) if (root / GENERATED).is_dir() else set()
-        for path in self._generated:
-            self._remember(path)
-
-    def _remember(self, path: str) -> None:
-        if path not in self._before:
-            full = self.root / path
-            self._before[path] = full.read_bytes() if full.is_file() else None
-
-    def write(self, path: str, content: bytes) -> None:
-        self._remember(path)
-        write_atomic(self.root / path, content)
-
-    def changed(self) -> list[tuple[str, str]]:
-        """(path, "created" | "updated" | "removed") of every file whose bytes differ now."""
-        now = existing_files(self.root) if (self.root / GENERATED).is_dir() else set()
-        result = []
-        for path in sorted(set(self._before) | now):
-            full = self.root / path
-            current = full.read_bytes() if full.is_file() else None
-            before = self._before.get(path)
-            if current != before:
-                how = "created" if before is None else "removed" if current is None else "updated"
-                result.append((path, how))
-        return result
-
-    def rollback(self) -> None:
-        now = existing_files(self.root) if (self.root / GENERATED).is_dir() else set()
-        for path in sorted(now - set(self._before)):
-            (self.root / path).unlink()
-        for path, before in self._before.items():
-            full = self.root / path
-            if before is None:
-                full.unlink(missing_ok=True)
-            elif not full.is_file() or full.read_bytes() != before:
-                write_atomic(full, before)
-
-
 def apply(root: Path, writes: Mapping[str, str], err: TextIO) -> list[tuple[str, str]]:
     """Write `writes` (path -> text), regenerate everything, and return the paths changed; on a
-    failed regeneration, or any exception, restore every file and raise."""
-    transaction = Transaction(root)
+    failed regeneration, or any exception, restore every file and raise. A journal records the
+    tree first, so that a kill at any instant is rolled back by the next command."""
+    journal = Journal(root, writes)
     try:
         for path, text in writes.items():
-            transaction.write(path, text.encode("utf-8"))
+            journal.write(path, text.encode("utf-8"))
         output = io.StringIO()
         with contextlib.redirect_stdout(output), _bindings_of(root):
             status = generate(root)
@@ -803,10 +761,12 @@ def apply(root: Path, writes: Mapping[str, str], err: TextIO) -> list[tuple[str,
             err.write(output.getvalue())
             raise RegistryError(["regeneration failed (see above); every file touched has its "
                                  "previous bytes back"])
+        changed = journal.changed()
     except BaseException:
-        transaction.rollback()
+        journal.rollback()
         raise
-    return transaction.changed()
+    journal.commit()
+    return changed
 
 
 def _describe_place(entry: Mapping[str, Any]) -> str:
