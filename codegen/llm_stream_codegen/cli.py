@@ -177,7 +177,8 @@ def _holding_root(args: argparse.Namespace) -> Iterator[None]:
     if (root_path / JOURNAL).exists():
         with project_lock(root_path, exclusive=True):
             recover(root_path)
-    with project_lock(root_path, exclusive=bool(writes)):
+    changes = writes and not getattr(args, "check", False) and not getattr(args, "dry_run", False)
+    with project_lock(root_path, exclusive=changes):
         yield
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import keyword
 import os
 import re
 import shutil
@@ -34,6 +35,7 @@ from typing import Any, TextIO
 
 import yaml
 from jsonschema import Draft202012Validator
+from pydantic import BaseModel
 
 from .check import check, schema_store
 from .generate import generate
@@ -41,6 +43,7 @@ from .load import SOURCE_DIRS, _event_type
 from .model import ENVELOPE_ID, URN, VENDORS, EventType, Spec
 from .journal import Journal
 from .output import GENERATED
+from .satisfiable import contradictions
 from .schema_walk import iter_nodes, resolve_ref
 from .sources import SourceError, line_of, read_json, read_yaml
 
@@ -67,6 +70,9 @@ LIFECYCLE_KEYS = ("place", "block_kind", "per_block", "closes_with", "completes_
                   "fragment_of", "expected")
 BLOCK_ONLY_KEYS = ("block_kind", "per_block", "closes_with", "completes_block", "fragment_of")
 LINE_WIDTH = 100
+MODEL_ATTRIBUTES = frozenset(name for name in dir(BaseModel) if not name.startswith("_"))
+"""What a field of a generated model may not be called (D-FIELD-NAMES)."""
+IETF = "IETF"
 
 DRAFT_NAMES = (
     "stream.start", "content.delta", "content.stop", "tool.call", "usage", "error", "stream.end",
@@ -481,10 +487,31 @@ def _schema_problems(own: Any, name: str, spec: Spec) -> list[str]:
                                                                             "type")]
     if "allOf" in own and not isinstance(own["allOf"], list):
         problems.append("the schema's allOf must be a list")
+    problems += _field_name_problems(own)
     anchors = {s.anchor for s in spec.sections}
     section = own.get("x-section")
     if section is not None and section not in anchors:
         problems.append(f"x-section {section!r} is not a section anchor of spec/llm-stream.yaml")
+    return problems
+
+
+def _field_name_problems(own: Mapping[str, Any]) -> list[str]:
+    """Field names the generated models cannot carry as they are (D-FIELD-NAMES)."""
+    problems = []
+    for pointer, node in iter_nodes(own):
+        for name in _own_properties(node):
+            why = (
+                "is not a Python identifier" if not str(name).isidentifier()
+                else "is a Python keyword" if keyword.iskeyword(name)
+                else "starts with _ or model_, which pydantic keeps for itself"
+                if name.startswith(("_", "model_"))
+                else "is an attribute of pydantic's BaseModel, which every model has"
+                if name in MODEL_ATTRIBUTES else None
+            )
+            if why:
+                problems.append(f"field {name!r} ({pointer}/properties/{name}) {why}: the "
+                                "generated model cannot carry it under its own name "
+                                "(D-FIELD-NAMES); choose another name")
     return problems
 
 
@@ -526,6 +553,8 @@ def _built_schema_problems(document: Mapping[str, Any], spec: Spec) -> list[str]
                         f"{error.message}")
     if problems:
         return problems
+    problems += [f"no event satisfies the schema at {pointer or '/'}: {problem}"
+                 for pointer, problem in contradictions(document)]
     store = {**spec.schemas, document["$id"]: document}
     for pointer, node in iter_nodes(document):
         ref = node.get("$ref")
@@ -872,6 +901,10 @@ def _deprecated_text(text: str, data: Any, name: str, reason: str) -> str:
     if index is None:
         raise RegistryError([f"no event type {name!r} is registered in {EVENTS_FILE}"])
     entry = entries[index]
+    if entry.get("change_controller") == IETF:
+        raise RegistryError([f"event type {name!r} is controlled by the IETF (change_controller "
+                             "IETF): deprecating it takes a document of the IETF that updates "
+                             "the standard, not a registration command (D-IETF-CONTROL)"])
     if entry.get("status") == "deprecated":
         raise RegistryError([f"event type {name!r} is already deprecated: "
                              f"{entry.get('deprecated_reason', '(no reason given)')}"])
