@@ -29,7 +29,7 @@ from .satisfiable import contradictions
 from .schema_walk import envelope_constants, iter_nodes, resolve_ref
 from .sources import SourceError, json_line, line_of, read_json, read_yaml
 
-_META = Draft202012Validator(Draft202012Validator.META_SCHEMA,
+META = Draft202012Validator(Draft202012Validator.META_SCHEMA,
                              format_checker=Draft202012Validator.FORMAT_CHECKER)
 """The meta-schema, its formats asserted: a `pattern` that is not a regular expression is a
 fault of the source, not a crash of the validator compiler."""
@@ -88,7 +88,7 @@ def check_files(root: Path) -> list[SourceError]:
     except SourceError as exc:
         return [*errors, exc]
     for doc in schemas.values():
-        for error in _META.iter_errors(doc.document):
+        for error in META.iter_errors(doc.document):
             where = "/".join(str(p) for p in error.absolute_path)
             errors.append(SourceError(
                 doc.path or doc.id, schema_line(root, doc, error.absolute_path),

@@ -129,20 +129,17 @@ def parser(chosen: str | None = None) -> argparse.ArgumentParser:
 
 def _configurer(command: Command) -> Callable[[argparse.ArgumentParser], None]:
     module, _, function = command.configure.partition(":")
-    try:
-        configure: Callable[[argparse.ArgumentParser], None] = getattr(
-            importlib.import_module(module), function)
-    except ModuleNotFoundError as exc:
-        if exc.name and exc.name.partition(".")[0] in TOOLCHAIN_MODULES:
-            raise _MissingExtra(command.name, exc.name) from None
-        raise
+    configure: Callable[[argparse.ArgumentParser], None] = getattr(
+        importlib.import_module(module), function)
     return configure
 
 
-class _MissingExtra(Exception):
-    def __init__(self, command: str, module: str) -> None:
-        super().__init__(f"`{PROG} {command}` needs the toolchain extra (module {module} is "
-                         "missing): pip install 'llm-stream[toolchain]'")
+def _missing_extra(exc: ModuleNotFoundError, arguments: Sequence[str]) -> str | None:
+    """What to install, when the module missing is one of the toolchain extra's."""
+    if not exc.name or exc.name.partition(".")[0] not in TOOLCHAIN_MODULES:
+        return None
+    return (f"`{PROG} {_chosen(arguments)}` needs the toolchain extra (module {exc.name} is "
+            "missing): pip install 'llm-stream[toolchain]'")
 
 
 def _chosen(arguments: Sequence[str]) -> str | None:
@@ -238,8 +235,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
-    except _MissingExtra as exc:
-        _fail(str(exc))
+    except ModuleNotFoundError as exc:
+        missing = _missing_extra(exc, arguments)
+        if missing is None:
+            raise
+        _fail(missing)
         return EXIT_USAGE
     except OSError as exc:
         _fail(f"{exc.filename + ': ' if exc.filename else ''}{exc.strerror or exc}")

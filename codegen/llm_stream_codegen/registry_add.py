@@ -34,10 +34,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
-from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
-from .check import check, schema_store
+from .check import META, check, schema_store
 from .generate import generate
 from .load import SOURCE_DIRS, _event_type
 from .model import ENVELOPE_ID, URN, VENDORS, EventType, Spec
@@ -546,8 +545,7 @@ def build_schema(name: str, description: str, own: Mapping[str, Any] | None) -> 
 
 def _built_schema_problems(document: Mapping[str, Any], spec: Spec) -> list[str]:
     problems = []
-    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA)
-    for error in sorted(meta.iter_errors(document), key=lambda e: list(e.absolute_path)):
+    for error in sorted(META.iter_errors(document), key=lambda e: list(e.absolute_path)):
         where = "/".join(str(p) for p in error.absolute_path)
         problems.append(f"the schema is not valid JSON Schema 2020-12 at /{where}: "
                         f"{error.message}")

@@ -238,8 +238,9 @@ def _check(args: argparse.Namespace) -> int:
             errors += _errors(found)
             if report is not None:
                 report.add(found)
-            else:
+            elif found:
                 _print(args.path, found, sys.stdout)
+                sys.stdout.flush()  # a live stream's findings show as they are made
     except UsageError as exc:
         if report is not None:
             report.end(conforming=False, events=events, error=_printable(str(exc)))
@@ -286,12 +287,9 @@ def _decode(args: argparse.Namespace) -> int:
 
 def _json_line(event: Any) -> bytes:
     """One event as a line of JSON, its text as UTF-8; a lone surrogate (which JSON's \\u escapes
-    can carry but UTF-8 cannot) is written as its escape."""
+    can carry but UTF-8 cannot) comes out as that escape (backslashreplace writes it so)."""
     text = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
-    try:
-        return text.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:
-        return json.dumps(event, separators=(",", ":")).encode("ascii") + b"\n"
+    return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
 def _limits(command: argparse.ArgumentParser) -> None:
