@@ -105,7 +105,7 @@ def test_version_is_the_package_version() -> None:
     assert (result.returncode, result.stdout) == (0, b"llm-stream 1.0.0a1 (LLM-Stream 1.0)\n")
 
 
-# -- usage errors -----------------------------------------------------------------------------------
+# -- usage errors ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("value", ["-5", "0", "many", "1.5"])
@@ -176,7 +176,7 @@ def test_text_that_utf8_cannot_carry_is_refused_by_rule() -> None:
         assert b"-:4: LS-" in result.stdout + result.stderr
 
 
-# -- HTTP heads -------------------------------------------------------------------------------------
+# -- HTTP heads -----------------------------------------------------------------------------------
 
 
 def test_an_http_head_without_its_end_is_refused_at_the_limit(tmp_path: Path) -> None:

@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 
 import pytest
-
-from llm_stream_codegen.journal import JOURNAL, Journal
 from test_registry_add import PROPOSAL, copy_project, tree, write_proposal
+
+from llm_stream_codegen.journal import JOURNAL, MANIFEST, Journal
 
 KILLS = int(os.environ.get("LLM_STREAM_KILLS", "20"))
 KILL_BUDGET_SECONDS = 600
@@ -49,6 +49,12 @@ def run(*args: str | Path, scratch: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(process.args, process.returncode, out, err)
 
 
+def wait_for(path: Path, process: subprocess.Popen[str]) -> None:
+    """Until `path` exists or the process has ended."""
+    while not path.exists() and process.poll() is None:
+        time.sleep(0.005)
+
+
 def reset(root: Path, pristine: Path) -> None:
     shutil.rmtree(root)
     shutil.copytree(pristine, root)
@@ -71,14 +77,18 @@ def test_a_registration_killed_at_any_instant_is_all_or_nothing(tmp_path: Path) 
     chance = random.Random(seed)
     root = tmp_path / "project"
     shutil.copytree(pristine, root)
-    outcomes = {"before": 0, "after": 0}
+    outcomes = {"nothing written": 0, "rolled back": 0, "finished": 0}
     deadline = time.monotonic() + KILL_BUDGET_SECONDS
     for kill in range(KILLS):
         if time.monotonic() > deadline:
             break
         process = start("registry", "add", "--proposal", proposal, "--root", root,
                         scratch=scratch)
-        time.sleep(chance.uniform(0, duration * 1.1))
+        if kill % 2:  # every other kill strikes while the tree is being written
+            wait_for(root / JOURNAL / MANIFEST, process)
+            time.sleep(chance.uniform(0, duration * 0.5))
+        else:
+            time.sleep(chance.uniform(0, duration * 1.1))
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
         process.communicate()
@@ -91,10 +101,10 @@ def test_a_registration_killed_at_any_instant_is_all_or_nothing(tmp_path: Path) 
         assert now in (before, after), f"kill {kill} (seed {seed}) left {differing} half done"
         assert not (root / JOURNAL).exists()
         if now == after:
-            outcomes["after"] += 1
+            outcomes["finished"] += 1
             reset(root, pristine)
         else:
-            outcomes["before"] += 1
+            outcomes["rolled back" if "rolled back" in listed.stderr else "nothing written"] += 1
     print(f"kills: {outcomes} (seed {seed}, a registration takes {duration:.1f} s)")
     retry = run("registry", "add", "--proposal", proposal, "--root", root, scratch=scratch)
     assert retry.returncode == 0, retry.stderr
@@ -163,5 +173,5 @@ def test_commands_outside_a_project_root_suggest_root(
                             text=True, check=False, timeout=120)
     assert result.returncode == 2
     assert result.stderr.strip() == (
-        f"llm-stream: . is not an llm-stream project root (it has no spec/llm-stream.yaml); "
+        "llm-stream: . is not an llm-stream project root (it has no spec/llm-stream.yaml); "
         "run the command from the project root or give --root DIR")

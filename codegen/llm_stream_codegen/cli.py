@@ -90,7 +90,8 @@ def configure_check_spec(parser: argparse.ArgumentParser) -> None:
 
 
 def _version() -> str:
-    from llm_stream import SPEC_VERSION, __version__
+    from llm_stream.registry import SPEC_VERSION
+    from llm_stream.version import __version__
 
     return f"{PROG} {__version__} (LLM-Stream {SPEC_VERSION})"
 
@@ -198,9 +199,9 @@ def _escape_output() -> None:
 
     def handler(error: UnicodeError) -> tuple[str | bytes, int]:
         try:
-            return escape(error)  # type: ignore[no-any-return]
+            return escape(error)
         except UnicodeError:
-            return replace(error)  # type: ignore[no-any-return]
+            return replace(error)
 
     codecs.register_error("llm-stream", handler)
     for stream in (sys.stdout, sys.stderr):

@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import keyword
 import os
 import re
 import shutil
@@ -30,6 +29,7 @@ import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from keyword import iskeyword
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -38,9 +38,9 @@ from pydantic import BaseModel
 
 from .check import META, check, schema_store
 from .generate import generate
+from .journal import Journal
 from .load import SOURCE_DIRS, _event_type
 from .model import ENVELOPE_ID, URN, VENDORS, EventType, Spec
-from .journal import Journal
 from .output import GENERATED
 from .satisfiable import contradictions
 from .schema_walk import iter_nodes, resolve_ref
@@ -501,7 +501,7 @@ def _field_name_problems(own: Mapping[str, Any]) -> list[str]:
         for name in _own_properties(node):
             why = (
                 "is not a Python identifier" if not str(name).isidentifier()
-                else "is a Python keyword" if keyword.iskeyword(name)
+                else "is a Python keyword" if iskeyword(name)
                 else "starts with _ or model_, which pydantic keeps for itself"
                 if name.startswith(("_", "model_"))
                 else "is an attribute of pydantic's BaseModel, which every model has"

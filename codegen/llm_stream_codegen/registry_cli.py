@@ -87,7 +87,11 @@ def _diff(args: argparse.Namespace) -> int:
 
 def configure_registry(registry: argparse.ArgumentParser) -> None:
     """The subcommands of `registry`; each that reads or writes the tree takes `--root`."""
-    registry.set_defaults(handler=lambda _: registry.print_help() or 2)
+    def usage(_: argparse.Namespace) -> int:
+        registry.print_help()
+        return 2
+
+    registry.set_defaults(handler=usage)
     sub = registry.add_subparsers(dest="registry_command")
 
     add = sub.add_parser(

@@ -8,7 +8,7 @@ registered with one could never be sent, and the generated validator would refus
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, TypeGuard
 
 from .schema_walk import iter_nodes
 
@@ -20,7 +20,7 @@ _BOUNDS = (
 )
 
 
-def _number(value: Any) -> bool:
+def _number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
@@ -28,12 +28,12 @@ def _json_type(value: Any, kind: str) -> bool:
     """Whether `value` is of JSON Schema type `kind` (1.0 counts as an integer, as in 2020-12)."""
     if kind == "integer":
         return _number(value) and float(value).is_integer()
-    checks = {
-        "number": _number, "string": lambda v: isinstance(v, str),
-        "boolean": lambda v: isinstance(v, bool), "null": lambda v: v is None,
-        "object": lambda v: isinstance(v, Mapping), "array": lambda v: isinstance(v, list),
-    }
-    return kind in checks and bool(checks[kind](value))
+    if kind == "number":
+        return _number(value)
+    if kind == "null":
+        return value is None
+    types = {"string": str, "boolean": bool, "object": Mapping, "array": list}
+    return kind in types and isinstance(value, types[kind])
 
 
 def _numeric_problems(node: Mapping[str, Any]) -> Iterator[str]:

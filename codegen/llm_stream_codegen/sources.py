@@ -45,7 +45,7 @@ class _Loader(yaml.SafeLoader):
         self.depth += 1
         try:
             if self.depth > MAX_DEPTH:
-                mark = self.peek_event().start_mark
+                mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
                 raise SourceError(str(mark.name), mark.line + 1,
                                   f"nested deeper than {MAX_DEPTH} levels")
             return super().compose_node(parent, index)

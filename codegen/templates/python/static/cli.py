@@ -50,7 +50,7 @@ def _open(path: str) -> IO[bytes]:
     if path == "-":
         return sys.stdin.buffer
     try:
-        return open(path, "rb")  # noqa: SIM115 - the caller closes it
+        return open(path, "rb")
     except OSError as exc:
         raise UsageError(f"{path}: {exc.strerror}") from exc
 
