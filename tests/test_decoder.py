@@ -25,7 +25,6 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from llm_stream import Decoder, LLMStreamError, Severity, encode_event
-from llm_stream.cli import main as cli_main
 from llm_stream.diagnostics import Diagnostic
 from llm_stream.models import (
     ContentDeltaEvent,
@@ -37,6 +36,7 @@ from llm_stream.models import (
 )
 from llm_stream.rules import RULES
 from llm_stream.sse import SSEDecoder, SSEEvent
+from llm_stream_codegen.cli import main as cli_main
 from llm_stream_codegen.examples import decoder_options
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -6,9 +6,11 @@ would write and compares it byte for byte.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +19,27 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from .model import ENVELOPE_ID, Spec
 from .schema_walk import envelope_constants
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+INSTALLED_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+PROJECT_TEMPLATES = "codegen/templates"
 PACKAGE_DIR = "generated/python/llm_stream"
+_templates: ContextVar[Path] = ContextVar("templates", default=INSTALLED_TEMPLATES)
+
+
+def template_dir() -> Path:
+    """The templates folder rendering reads (see `templates_of`)."""
+    return _templates.get()
+
+
+@contextlib.contextmanager
+def templates_of(root: Path) -> Iterator[Path]:
+    """Render with the project's own templates (`root/codegen/templates`) when it has them,
+    so that `generate --root X` gives what X's templates say; else with the installed ones."""
+    own = root / PROJECT_TEMPLATES
+    token = _templates.set(own.resolve() if own.is_dir() else INSTALLED_TEMPLATES)
+    try:
+        yield _templates.get()
+    finally:
+        _templates.reset(token)
 
 
 @dataclass(frozen=True)
@@ -31,7 +52,7 @@ def inputs_hash(spec: Spec, *templates: str) -> str:
     """The hash of what an artifact is made from: the spec source and its templates."""
     digest = hashlib.sha256(spec.input_hash.encode())
     for name in templates:
-        digest.update((TEMPLATES / name).read_bytes())
+        digest.update((template_dir() / name).read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -56,7 +77,7 @@ def python_literal(value: object) -> str:
 
 def environment() -> Environment:
     env = Environment(
-        loader=FileSystemLoader(str(TEMPLATES)),
+        loader=FileSystemLoader(str(template_dir())),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -70,7 +91,7 @@ def environment() -> Environment:
 def static_python(spec: Spec) -> Iterator[Artifact]:
     """Modules that do not depend on the spec: copied with the generated-file header; a folder
     of static/ is a subpackage of the bindings."""
-    static = TEMPLATES / "python" / "static"
+    static = template_dir() / "python" / "static"
     for path in sorted(static.rglob("*.py")):
         module = path.relative_to(static).as_posix()
         name = f"python/static/{module}"
@@ -88,7 +109,7 @@ def rendered_python(spec: Spec) -> Iterator[Artifact]:
     env = environment()
     version, seq_max = envelope_constants(spec.schemas[ENVELOPE_ID].document)
     for package in RENDERED_PACKAGES:
-        for path in sorted((TEMPLATES / "python" / package).glob("*.py.j2")):
+        for path in sorted((template_dir() / "python" / package).glob("*.py.j2")):
             name = f"python/{package}{path.name}"
             header = python_header(
                 spec, f"the spec source and codegen/templates/{name}", inputs_hash(spec, name)
