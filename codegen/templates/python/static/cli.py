@@ -305,7 +305,7 @@ def _translate_request(args: argparse.Namespace) -> int:
     if args.source:
         diagnostics = check_request_text(output)
         _print("(translated request)", diagnostics, sys.stderr)
-        if not _conforming(diagnostics):
+        if _errors(diagnostics):
             return 1
     sys.stdout.write(output)
     return 0

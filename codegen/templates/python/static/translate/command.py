@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from typing import Any
 
 from ..cli import UsageError, _chunks, _open, _print, _skip_http_head
 from ..decoder import Decoder
