@@ -75,7 +75,7 @@ def test_shipped_validators_agree_with_jsonschema(root: Any) -> None:
 
 
 STEADY = [root for root in ROOTS if root.schema_id in {
-    event.schema_id for event in SPEC.event_types if event.name in decoder._STEADY_VALIDATORS
+    event.schema_id for event in SPEC.event_types if event.name in decoder._typed_tables().steady
 }]
 
 
@@ -96,7 +96,7 @@ def test_the_typed_hot_path_accepts_only_valid_events(root: Any) -> None:
     corpus = instances_for(SCHEMAS, root.schema_id, valid=12, seeds=seeds(root.schema_id))
     accepted = [
         instance for instance in corpus
-        if _strictly_accepted(decoder._STEADY_VALIDATORS[kind], json.dumps(instance))
+        if _strictly_accepted(decoder._typed_tables().steady[kind], json.dumps(instance))
     ]
     wrongly = [instance for instance in accepted if not is_valid(instance)]
     assert not wrongly[:5]

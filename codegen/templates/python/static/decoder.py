@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
-
-from pydantic import BaseModel
+from functools import cache
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
 
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, Severity
 from .jsontext import from_json, loads
-from .models import EVENT_MODELS, EventEnvelope, UnknownEvent
 from .rules import severity
 from .sse import Fields, SSEDecoder
 from .validators import (
@@ -27,6 +25,11 @@ from .validators import (
     validate_envelope,
     validate_event,
 )
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from .models import EventEnvelope
 
 _STEADY_KINDS = frozenset(
     kind for kind, place in life.PLACES.items()
@@ -44,6 +47,8 @@ _BUILT_BY = {fragments.event: kind for kind, fragments in life.FRAGMENTS.items()
 def _all_required(model: type[BaseModel]) -> bool:
     """Whether every field of a model and of its nested models is required: an optional field
     also takes an explicit null, which the schema refuses, so such models cannot be trusted."""
+    from pydantic import BaseModel
+
     for field in model.model_fields.values():
         nested = field.annotation
         if not field.is_required() or (
@@ -57,21 +62,37 @@ def _event_line(kind: str) -> bytes:
     return b"event: " + kind.encode()
 
 
-_STEADY_VALIDATORS = {
-    kind: EVENT_MODELS[kind].__pydantic_validator__.validate_json
-    for kind in sorted(_STEADY_KINDS)
-    if _all_required(EVENT_MODELS[kind])
-}
-"""The typed hot path parses and validates a steady event in one step, in pydantic's strict
-mode, for the types whose models accept only what their schemas accept (the differential tests
-hold them to that); what it refuses goes down the general path, which reports why. pydantic's
-parser takes NaN and Infinity, which JSON does not: data that may hold them takes the general
-path too."""
+class _Typed(NamedTuple):
+    """What typed decoding needs of the pydantic models, built when the first typed decoder is
+    made, so that a program that decodes only dicts never imports pydantic or builds a model."""
 
-_STEADY_VALIDATORS_BY_LINE = {
-    _event_line(kind): validate for kind, validate in _STEADY_VALIDATORS.items()
-}
-"""The same, by the ``event:`` line of a chunk (`Decoder._continuation`)."""
+    models: Mapping[str, type[EventEnvelope]]
+    """The model of each registered event type."""
+    unknown: type[EventEnvelope]
+    """The model of an event of an unregistered type."""
+    steady: Mapping[str, Callable[..., Any]]
+    """The typed hot path parses and validates a steady event in one step, in pydantic's strict
+    mode, for the types whose models accept only what their schemas accept (the differential
+    tests hold them to that); what it refuses goes down the general path, which reports why.
+    pydantic's parser takes NaN and Infinity, which JSON does not: data that may hold them takes
+    the general path too."""
+    steady_by_line: Mapping[bytes, Callable[..., Any]]
+    """The same, by the ``event:`` line of a chunk (`Decoder._continuation`)."""
+
+
+@cache
+def _typed_tables() -> _Typed:
+    """The models and the typed hot path's validators, built once."""
+    from .models import EVENT_MODELS, UnknownEvent
+
+    steady = {
+        kind: EVENT_MODELS[kind].__pydantic_validator__.validate_json
+        for kind in sorted(_STEADY_KINDS)
+        if _all_required(EVENT_MODELS[kind])
+    }
+    by_line = {_event_line(kind): validate for kind, validate in steady.items()}
+    return _Typed(EVENT_MODELS, UnknownEvent, steady, by_line)
+
 
 _Steady = tuple[str, bytes, Callable[[object], bool] | None]
 """What `Decoder._steady` knows of an open block whose events may take the hot path: their
@@ -82,7 +103,7 @@ _NOT_STEADY: _Steady = ("", b"", None)
 _VERSION = life.ENVELOPE_VERSION
 _SEQ_MAX = life.SEQ_MAX
 
-Event = EventEnvelope | dict[str, Any]
+Event: TypeAlias = "EventEnvelope | dict[str, Any]"
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
 
 
@@ -118,6 +139,7 @@ class Decoder:
         if typed and not validate:
             raise ValueError("typed events are always validated: use typed=False")
         self.typed = typed
+        self._typed: _Typed | None = _typed_tables() if typed else None
         self._is_valid = is_valid_event if validate else is_valid_envelope
         self._errors = validate_event if validate else validate_envelope
         self.strict = strict
@@ -200,7 +222,7 @@ class Decoder:
 
         Such an event changes nothing but the next seq, and servers flush every event, so this
         is the commonest chunk of all: it is checked on its bytes as `_events` checks it, and in
-        typed mode parsed and validated in one step (`_STEADY_VALIDATORS`), without building an
+        typed mode parsed and validated in one step (`_Typed.steady`), without building an
         SSE event first.
         """
         whole = self._sse.whole_event(chunk)
@@ -208,8 +230,8 @@ class Decoder:
             return None
         line, payload = whole
         event: Any
-        if self.typed:
-            validate = _STEADY_VALIDATORS_BY_LINE.get(line)
+        if self._typed is not None:
+            validate = self._typed.steady_by_line.get(line)
             if validate is None or b"NaN" in payload or b"Infinity" in payload:
                 return None
             try:
@@ -255,7 +277,7 @@ class Decoder:
         append = out.append
         steady = self._steady
         sse_found = self._sse.diagnostics
-        typed = self.typed
+        steady_validators = None if self._typed is None else self._typed.steady
         expected = self._expected_seq
         try:
             for sse_type, data, _, _, line in sse_events:
@@ -263,8 +285,8 @@ class Decoder:
                     self._expected_seq = expected
                     self._drain_sse(line)
                 if self._pending is None:
-                    if typed:
-                        validate = _STEADY_VALIDATORS.get(sse_type)
+                    if steady_validators is not None:
+                        validate = steady_validators.get(sse_type)
                         if validate is not None and "NaN" not in data and "Infinity" not in data:
                             try:
                                 model = validate(data, strict=True)
@@ -375,9 +397,10 @@ class Decoder:
                 self._sequence(obj, "", line)
         if not valid:
             return None
-        if not self.typed:
+        if self._typed is None:
             return obj
-        model = EVENT_MODELS.get(kind, UnknownEvent) if type(kind) is str else UnknownEvent
+        models, unknown = self._typed.models, self._typed.unknown
+        model = models.get(kind, unknown) if type(kind) is str else unknown
         return model.model_validate(obj)
 
     def _sequence(self, obj: dict[str, Any], kind: str, line: int) -> None:
