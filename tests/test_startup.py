@@ -56,3 +56,11 @@ def test_every_exported_name_resolves_and_is_listed() -> None:
     assert set(llm_stream.__all__) <= set(dir(llm_stream))
     with pytest.raises(AttributeError, match="no_such_name"):
         llm_stream.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+
+
+def test_a_function_keeps_its_name_over_the_module_it_lives_in() -> None:
+    assert loaded_after(
+        "import llm_stream.aggregate\nfrom llm_stream import aggregate\n"
+        "from llm_stream.aggregate import Usage\nassert callable(aggregate)\n"
+        "assert aggregate([]).usage is None"
+    ) >= {"llm_stream.aggregate"}
