@@ -115,11 +115,13 @@ PEERS = {
 TARGETS = (("typed", "openai", 2.0), ("typed", "httpx", 1.2), ("fast", "floor", 0.5))
 
 
-def decoder_table(scale: float, rounds: int) -> None:
+def decoder_table(scale: float, rounds: int, only: str) -> None:
     """Every workload, every decoder, in one run: the runs of a workload take turns (`rates`),
     so a machine that slows down for a while slows them alike, and the ratios hold."""
     rows: dict[str, dict[str, float]] = {}
     for workload in matrix(scale):
+        if only not in workload.name:
+            continue
         streams, blank = workload.streams, workload.eol * 2
         runs: dict[str, Callable[[], int]] = {
             "typed": lambda s=streams: ours(s, True),
@@ -198,6 +200,7 @@ def main() -> None:
     parser.add_argument("--memory-bytes", type=int, default=1_000_000_000)
     parser.add_argument("--scale", type=float, default=1.0,
                         help="shrink every decoder workload by this factor, for a quick run")
+    parser.add_argument("--only", default="", help="only the decoder workloads so named")
     parser.add_argument("--rounds", type=int, default=5, help="best of how many runs")
     parser.add_argument("--skip", nargs="*", default=[],
                         choices=["decoder", "validators", "memory", "startup"])
@@ -207,7 +210,7 @@ def main() -> None:
     if "validators" not in args.skip:
         validators_table()
     if "decoder" not in args.skip:
-        decoder_table(args.scale, args.rounds)
+        decoder_table(args.scale, args.rounds, args.only)
     if "memory" not in args.skip:
         memory_report(args.memory_bytes)
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from .check import check
-from .examples import verify_in_subprocess
+from .examples import start_verifying, verdict, verify_in_subprocess
 from .output import drift, write
 from .render import render_all
 from .sources import SourceError
@@ -36,27 +36,37 @@ def check_spec(root: Path) -> int:
 
 
 def generate(root: Path, *, check_only: bool = False) -> int:
-    spec, errors = check(root)
-    _report(errors)
-    if spec is None or errors:
-        print(f"{len(errors)} error(s) in the spec source; nothing written.", file=sys.stderr)
-        return 1
-    artifacts = render_all(spec)
-    if check_only:
-        differing = drift(root, artifacts)
-        for path in differing:
-            print(f"drift: {path}", file=sys.stderr)
-        if differing:
-            print(f"{len(differing)} generated file(s) differ from the source; "
-                  "run `llm-stream generate`.", file=sys.stderr)
+    # With --check the bindings on disk are judged, so the judging can start at once and run
+    # while the source is checked and rendered.
+    judging = start_verifying(root) if check_only else None
+    try:
+        spec, errors = check(root)
+        _report(errors)
+        if spec is None or errors:
+            print(f"{len(errors)} error(s) in the spec source; nothing written.",
+                  file=sys.stderr)
             return 1
-    else:
-        for path in write(root, artifacts):
-            print(f"wrote {path}" if (root / path).exists() else f"removed {path}")
-    example_errors = verify_in_subprocess(root)
+        artifacts = render_all(spec)
+        if check_only:
+            differing = drift(root, artifacts)
+            for path in differing:
+                print(f"drift: {path}", file=sys.stderr)
+            if differing:
+                print(f"{len(differing)} generated file(s) differ from the source; "
+                      "run `llm-stream generate`.", file=sys.stderr)
+                return 1
+        else:
+            for path in write(root, artifacts):
+                print(f"wrote {path}" if (root / path).exists() else f"removed {path}")
+        example_errors = verdict(judging or start_verifying(root))
+        judging = None
+    finally:
+        if judging is not None:  # not waited for: an error or drift came first
+            judging.kill()
+            judging.communicate()
     _report(example_errors)
     if example_errors:
         return 1
-    verdict = "up to date" if check_only else "written"
-    print(f"{len(artifacts)} artifacts {verdict}; every example judged as tagged.")
+    outcome = "up to date" if check_only else "written"
+    print(f"{len(artifacts)} artifacts {outcome}; every example judged as tagged.")
     return 0

@@ -10,6 +10,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
@@ -54,7 +55,8 @@ def python_literal(value: object) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
 
 
-def environment() -> Environment:
+def new_environment() -> Environment:
+    """A jinja environment of the templates; renderers that add filters make their own, once."""
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
         undefined=StrictUndefined,
@@ -65,6 +67,12 @@ def environment() -> Environment:
     )
     env.filters["pyrepr"] = python_literal
     return env
+
+
+@cache
+def environment() -> Environment:
+    """The one environment of a run, so that each template is parsed and compiled once."""
+    return new_environment()
 
 
 def static_python(spec: Spec) -> Iterator[Artifact]:

@@ -22,7 +22,10 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
+
+from jinja2 import Environment
 
 from .model import (
     ENVELOPE_ID,
@@ -35,7 +38,7 @@ from .model import (
     Spec,
     StateMachine,
 )
-from .render import Artifact, environment, inputs_hash, markup_header
+from .render import Artifact, inputs_hash, markup_header, new_environment
 from .render_registry import RegistryTable, registry_tables
 from .schema_walk import iter_nodes, resolve_ref
 
@@ -815,8 +818,10 @@ def tidy(markdown: str) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
-def render_page(spec: Spec, page: Page) -> Artifact:
-    env = environment()
+@cache
+def docs_environment() -> Environment:
+    """The environment of the pages, with their filters, made once for every page."""
+    env = new_environment()
     env.filters["cell"] = cell
     env.filters["code"] = code
     env.filters["prose"] = prose
@@ -824,6 +829,11 @@ def render_page(spec: Spec, page: Page) -> Artifact:
                        schema_anchor=schema_anchor, value_anchor=value_anchor, vendors=VENDORS,
                        vocabularies={name: vocabulary_page(name) for name in VOCABULARIES},
                        group_rules=lambda group: schema_rule_ids(group.document))
+    return env
+
+
+def render_page(spec: Spec, page: Page) -> Artifact:
+    env = docs_environment()
     links = Links(spec, page.path)
     body = env.get_template(page.template).render(spec=spec, links=links, page=page.path,
                                                   title=page.title, **page.context)

@@ -32,10 +32,15 @@ class Located(dict[str, Any]):
 
 
 class _Loader(yaml.SafeLoader):
-    pass
+    """The pure-Python reader: its error messages are the ones reported."""
 
 
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Located:
+class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's reader where PyYAML has it, with the same constructors and resolvers; a file it
+    refuses is read again by `_Loader`, so that errors read the same with or without it."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Located:
     mapping = Located()
     mapping.line = node.start_mark.line + 1
     for key_node, value_node in node.value:
@@ -50,11 +55,13 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Located:
     return mapping
 
 
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+for _loader in (_Loader, _FastLoader):
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    _loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers
+                if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
 
 def _read_text(path: Path, display: str) -> str:
@@ -68,7 +75,12 @@ def _read_text(path: Path, display: str) -> str:
 
 def read_yaml(path: Path, display: str) -> Any:
     """Parse a YAML file; `display` is the path errors show (relative to the project root)."""
-    stream = io.StringIO(_read_text(path, display))
+    text = _read_text(path, display)
+    try:
+        return yaml.load(text, Loader=_FastLoader)
+    except (yaml.YAMLError, SourceError):
+        pass
+    stream = io.StringIO(text)
     stream.name = display
     try:
         return yaml.load(stream, Loader=_Loader)

@@ -180,7 +180,8 @@ class Decoder:
             event = self._continuation(data)
             if event is not None:
                 return [event]
-        return self._events(self._sse.feed_fields(data))
+        fields = self._sse.feed_fields(data)
+        return self._events(fields) if fields else []
 
     def close(self) -> list[Event]:
         """End of body: report an unfinished stream and return any last events."""
