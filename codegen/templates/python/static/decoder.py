@@ -9,9 +9,11 @@ callers feed whatever bytes arrive and get back whatever events completed, in th
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import suppress
+from enum import Enum
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, get_args, get_type_hints
 
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, Severity
@@ -78,6 +80,12 @@ class _Typed(NamedTuple):
     the general path too."""
     steady_by_line: Mapping[bytes, Callable[..., Any]]
     """The same, by the ``event:`` line of a chunk (`Decoder._continuation`)."""
+    trusted: Mapping[str, Callable[..., Any]]
+    """The general path builds an event of these types from its parsed object in pydantic's
+    strict mode, which then stands in for the validator: their models accept only what their
+    schemas accept, once an object with a null member is left to the validator (the
+    differential tests hold them to that). An object a model refuses is checked by the
+    validator, which reports why, or, valid after all, built in pydantic's lax mode."""
 
 
 @cache
@@ -91,7 +99,49 @@ def _typed_tables() -> _Typed:
         if _all_required(EVENT_MODELS[kind])
     }
     by_line = {_event_line(kind): validate for kind, validate in steady.items()}
-    return _Typed(EVENT_MODELS, UnknownEvent, steady, by_line)
+    trusted = {
+        kind: model.__pydantic_validator__.validate_python
+        for kind, model in sorted(EVENT_MODELS.items())
+        if _plain(model) and (_all_required(model) or _flat(model))
+    }
+    return _Typed(EVENT_MODELS, UnknownEvent, steady, by_line, trusted)
+
+
+def _field_types(model: type[BaseModel]) -> Iterator[object]:
+    """The type of each field of a model, forward references resolved, and every type within
+    it (the members of a union, a list, an Annotated)."""
+    hints = get_type_hints(model, include_extras=True)
+
+    def within(annotation: object) -> Iterator[object]:
+        yield annotation
+        for argument in get_args(annotation):
+            yield from within(argument)
+
+    for name in model.model_fields:
+        yield from within(hints[name])
+
+
+def _plain(model: type[BaseModel]) -> bool:
+    """Whether pydantic's strict mode takes a parsed JSON object for the model as it is: it
+    wants enum members, not their values, so a model with an enum field anywhere is not."""
+    from pydantic import BaseModel
+
+    for kind in _field_types(model):
+        if isinstance(kind, type) and (
+            issubclass(kind, Enum) or (issubclass(kind, BaseModel) and not _plain(kind))
+        ):
+            return False
+    return True
+
+
+def _flat(model: type[BaseModel]) -> bool:
+    """Whether no field of the model holds another model: an explicit null, the one thing its
+    optional fields take that the schema refuses, can then only be a member of the object."""
+    from pydantic import BaseModel
+
+    return not any(
+        isinstance(kind, type) and issubclass(kind, BaseModel) for kind in _field_types(model)
+    )
 
 
 _Steady = tuple[str, bytes, Callable[[object], bool] | None]
@@ -99,6 +149,9 @@ _Steady = tuple[str, bytes, Callable[[object], bool] | None]
 type, their ``event:`` line, and the check of their schema when the decoder validates."""
 
 _NOT_STEADY: _Steady = ("", b"", None)
+
+_UNPARSED: Any = object()
+"""The data of an event that no path has parsed yet (JSON's null parses to None)."""
 
 _VERSION = life.ENVELOPE_VERSION
 _SEQ_MAX = life.SEQ_MAX
@@ -285,6 +338,7 @@ class Decoder:
                 if sse_found:
                     self._expected_seq = expected
                     self._drain_sse(line)
+                parsed: object = _UNPARSED
                 if self._pending is None:
                     if steady_validators is not None:
                         validate = steady_validators.get(sse_type)
@@ -303,7 +357,7 @@ class Decoder:
                                 continue
                     else:
                         try:
-                            obj = from_json(data, allow_inf_nan=False)
+                            parsed = obj = from_json(data, allow_inf_nan=False)
                         except ValueError:
                             obj = None
                         index = obj.get("index") if type(obj) is dict else None
@@ -321,7 +375,7 @@ class Decoder:
                                 append(obj)
                                 continue
                 self._expected_seq = expected
-                event = self._general(sse_type, data, line)
+                event = self._general(sse_type, data, line, parsed)
                 expected = self._expected_seq
                 if event is not None:
                     append(event)
@@ -333,14 +387,17 @@ class Decoder:
             self._last_line = sse_events[-1][4]
         return out
 
-    def _general(self, sse_type: str, data: str, line: int) -> Event | None:
-        obj = self._parse(data, line)
+    def _general(
+        self, sse_type: str, data: str, line: int, parsed: object = _UNPARSED
+    ) -> Event | None:
+        """Every check of an event; `parsed` is its data as the hot path parsed it, if it did."""
+        obj = self._parse(data, line, parsed)
         return None if obj is None else self._event(obj, sse_type, line)
 
-    def _parse(self, data: str, line: int) -> dict[str, Any] | None:
+    def _parse(self, data: str, line: int, parsed: object = _UNPARSED) -> dict[str, Any] | None:
         """The event's JSON object, joining an envelope split across two events (LS-SSE-3)."""
         try:
-            obj = loads(data)
+            obj = loads(data) if parsed is _UNPARSED else parsed
         except ValueError:
             pending = self._pending
             if pending is not None:
@@ -384,7 +441,13 @@ class Decoder:
         if type(kind) is str and kind != sse_type:
             self._report("LS-ENV-4", line,
                          f"the event: field is {sse_type!r} but the JSON type is {kind!r}")
-        valid = self._is_valid(obj)
+        model = None
+        if self._typed is not None and type(kind) is str:
+            build = self._typed.trusted.get(kind)
+            if build is not None and None not in obj.values():
+                with suppress(ValueError):
+                    model = build(obj, strict=True)
+        valid = model is not None or self._is_valid(obj)
         if not valid:
             for error in self._errors(obj):
                 self._report(error.rule, line, error.message)
@@ -400,9 +463,11 @@ class Decoder:
             return None
         if self._typed is None:
             return obj
-        models, unknown = self._typed.models, self._typed.unknown
-        model = models.get(kind, unknown) if type(kind) is str else unknown
-        return model.model_validate(obj)
+        if model is None:
+            models, unknown = self._typed.models, self._typed.unknown
+            kind_model = models.get(kind, unknown) if type(kind) is str else unknown
+            model = kind_model.model_validate(obj)
+        return model
 
     def _sequence(self, obj: dict[str, Any], kind: str, line: int) -> None:
         seq = obj.get("seq")
