@@ -31,6 +31,7 @@ from llm_stream import Decoder
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_sse import rates
 from bench_validators import compare_validators
+from check_command import check_report
 from workloads import deltas, matrix
 
 
@@ -198,12 +199,14 @@ def memory_report(size: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memory-bytes", type=int, default=1_000_000_000)
+    parser.add_argument("--check-bytes", type=int, default=200_000_000,
+                        help="the size of the capture llm-stream check is timed on")
     parser.add_argument("--scale", type=float, default=1.0,
                         help="shrink every decoder workload by this factor, for a quick run")
     parser.add_argument("--only", default="", help="only the decoder workloads so named")
     parser.add_argument("--rounds", type=int, default=5, help="best of how many runs")
     parser.add_argument("--skip", nargs="*", default=[],
-                        choices=["decoder", "validators", "memory", "startup"])
+                        choices=["decoder", "validators", "memory", "startup", "check"])
     args = parser.parse_args()
     if "startup" not in args.skip:
         import_times(max(args.rounds, 10))
@@ -213,6 +216,8 @@ def main() -> None:
         decoder_table(args.scale, args.rounds, args.only)
     if "memory" not in args.skip:
         memory_report(args.memory_bytes)
+    if "check" not in args.skip:
+        check_report(args.check_bytes, min(args.rounds, 3))
 
 
 if __name__ == "__main__":
