@@ -71,3 +71,22 @@ def test_the_models_from_the_cache_are_what_the_generator_writes(folder: Path) -
     made = render_models.run_generator(schema)  # a miss: the generator runs, the entry is kept
     assert len(list(folder.iterdir())) == 1
     assert render_models.run_generator(schema) == made == render_models._run_generator(schema)
+
+
+def test_templates_render_alike_from_their_compiled_cache(folder: Path) -> None:
+    from llm_stream_codegen.render import new_environment
+
+    name = "python/__init__.py.j2"
+    spec = load(ROOT)
+    cold = new_environment()
+    assert cold.bytecode_cache is not None
+    first = cold.get_template(name).render(spec=spec)
+    assert any((folder / "jinja").iterdir())
+    assert new_environment().get_template(name).render(spec=spec) == first
+
+
+def test_no_compiled_cache_when_the_cache_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    from llm_stream_codegen.render import new_environment
+
+    monkeypatch.setenv("LLM_STREAM_CACHE_DIR", "")
+    assert new_environment().bytecode_cache is None

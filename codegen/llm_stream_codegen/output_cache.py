@@ -1,4 +1,5 @@
-"""A cache of what an external generator made, by the hash of everything its output depends on.
+"""A cache of what an external generator made, by the hash of everything its output depends on;
+jinja keeps its compiled templates beside it (`render.new_environment`).
 
 datamodel-code-generator takes most of the time of `llm-stream generate`, and its output is a
 function of its input, its arguments and the versions of the packages that run it: with all of
@@ -55,15 +56,24 @@ def _trusted(folder: Path) -> bool:
     return status.st_uid == os.getuid() and not status.st_mode & 0o022
 
 
+def trusted_folder(*parts: str) -> Path | None:
+    """The cache's folder (or a folder within it), made if need be; None when the cache is
+    off, or the folder cannot be made or trusted."""
+    folder = cache_dir()
+    if folder is None:
+        return None
+    folder = folder.joinpath(*parts)
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return folder if _trusted(folder) else None
+
+
 def cached(key: str, make: Callable[[], str]) -> str:
     """The text stored under `key`, or `make()`, stored under it for next time."""
-    folder = cache_dir()
-    if folder is not None:
-        try:
-            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        except OSError:
-            folder = None
-    if folder is None or not _trusted(folder):
+    folder = trusted_folder()
+    if folder is None:
         return make()
     entry = folder / f"{key}.txt"
     try:

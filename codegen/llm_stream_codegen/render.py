@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 
 from .model import ENVELOPE_ID, Spec
 from .schema_walk import envelope_constants
@@ -57,8 +57,13 @@ def python_literal(value: object) -> str:
 
 def new_environment() -> Environment:
     """A jinja environment of the templates; renderers that add filters make their own, once."""
+    from .output_cache import trusted_folder  # it writes through output, which imports this
+
+    compiled = trusted_folder("jinja")
     env = Environment(
         loader=FileSystemLoader(str(TEMPLATES)),
+        # Compiled templates, kept by jinja under the hash of their source.
+        bytecode_cache=None if compiled is None else FileSystemBytecodeCache(str(compiled)),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
