@@ -112,26 +112,37 @@ def _one(name: str, events: list[bytes], size: int, eol: bytes = b"\n") -> Workl
     return Workload(name, [cut(events, size)], len(events), eol)
 
 
+def _thousands(count: int) -> str:
+    return f"{count // 1000}k" if count >= 1000 else str(count)
+
+
 def matrix(scale: float = 1.0) -> Iterator[Workload]:
     """Every workload of the benchmark; `scale` shrinks them for a quick run."""
-    def n(count: int) -> int:
-        return max(1, int(count * scale))
+    def n(count: int) -> tuple[int, str]:
+        scaled = max(1, int(count * scale))
+        return scaled, _thousands(scaled)
 
-    text = deltas(n(100_000))
-    yield _one("100k deltas, 4 KiB", text, 4096)
-    yield _one("100k deltas, 1 event/chunk", text, 0)
-    yield _one("100k deltas, CRLF, 4 KiB", deltas(n(100_000), b"\r\n"), 4096, b"\r\n")
-    yield _one("50k deltas, 64 B chunks", deltas(n(50_000)), 64)
-    calls = tool_calls(n(5_000))
-    yield _one("5k tool.call+stop+usage, 4 KiB", calls, 4096)
-    yield _one("5k tool.call+stop+usage, 1 event", calls, 0)
-    fragments = tool_call_fragments(n(2_000))
-    yield _one("2k calls as fragments, 4 KiB", fragments, 4096)
-    yield _one("2k calls as fragments, 1 event", fragments, 0)
-    thoughts = reasoning(n(50_000))
-    yield _one("50k reasoning+50k text, 4 KiB", thoughts, 4096)
-    yield _one("50k reasoning+50k text, 1 event", thoughts, 0)
-    short = [deltas(16) for _ in range(n(10_000))]
-    yield Workload("10k streams of 20 events, whole", [[b"".join(s)] for s in short],
+    count, k = n(100_000)
+    text = deltas(count)
+    yield _one(f"{k} deltas, 4 KiB", text, 4096)
+    yield _one(f"{k} deltas, 1 event/chunk", text, 0)
+    yield _one(f"{k} deltas, CRLF, 4 KiB", deltas(count, b"\r\n"), 4096, b"\r\n")
+    count, k = n(50_000)
+    yield _one(f"{k} deltas, 64 B chunks", deltas(count), 64)
+    count, k = n(5_000)
+    calls = tool_calls(count)
+    yield _one(f"{k} tool.call+stop+usage, 4 KiB", calls, 4096)
+    yield _one(f"{k} tool.call+stop+usage, 1 event", calls, 0)
+    count, k = n(2_000)
+    fragments = tool_call_fragments(count)
+    yield _one(f"{k} calls as fragments, 4 KiB", fragments, 4096)
+    yield _one(f"{k} calls as fragments, 1 event", fragments, 0)
+    count, k = n(50_000)
+    thoughts = reasoning(count)
+    yield _one(f"{k} reasoning+{k} text, 4 KiB", thoughts, 4096)
+    yield _one(f"{k} reasoning+{k} text, 1 event", thoughts, 0)
+    count, k = n(10_000)
+    short = [deltas(16) for _ in range(count)]
+    yield Workload(f"{k} streams of 20 events, whole", [[b"".join(s)] for s in short],
                    sum(map(len, short)))
-    yield Workload("10k streams of 20 events, 1 event", short, sum(map(len, short)))
+    yield Workload(f"{k} streams of 20 events, 1 event", short, sum(map(len, short)))
