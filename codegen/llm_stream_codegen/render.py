@@ -12,9 +12,10 @@ import json
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 
 from .model import ENVELOPE_ID, Spec
 from .schema_walk import envelope_constants
@@ -75,9 +76,15 @@ def python_literal(value: object) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
 
 
-def environment() -> Environment:
+def new_environment() -> Environment:
+    """A jinja environment of the templates; renderers that add filters make their own, once."""
+    from .output_cache import trusted_folder  # it writes through output, which imports this
+
+    compiled = trusted_folder("jinja")
     env = Environment(
         loader=FileSystemLoader(str(template_dir())),
+        # Compiled templates, kept by jinja under the hash of their source.
+        bytecode_cache=None if compiled is None else FileSystemBytecodeCache(str(compiled)),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -86,6 +93,17 @@ def environment() -> Environment:
     )
     env.filters["pyrepr"] = python_literal
     return env
+
+
+def environment() -> Environment:
+    """The one environment of the templates in use, so that each template is parsed and
+    compiled once a run."""
+    return _environment_of(template_dir())
+
+
+@cache
+def _environment_of(templates: Path) -> Environment:
+    return new_environment()
 
 
 def static_python(spec: Spec) -> Iterator[Artifact]:

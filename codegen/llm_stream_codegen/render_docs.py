@@ -22,7 +22,11 @@ import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
 from typing import Any
+
+from jinja2 import Environment
 
 from .model import (
     ENVELOPE_ID,
@@ -36,7 +40,7 @@ from .model import (
     StateMachine,
     VendorMap,
 )
-from .render import Artifact, environment, inputs_hash, markup_header
+from .render import Artifact, inputs_hash, markup_header, new_environment, template_dir
 from .render_mappings import MAPPINGS_INDEX, mapping_page, shown_rows, vendor_values
 from .render_registry import RegistryTable, registry_tables
 from .schema_walk import iter_nodes, resolve_ref
@@ -839,8 +843,10 @@ def tidy(markdown: str) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
-def render_page(spec: Spec, page: Page) -> Artifact:
-    env = environment()
+@cache
+def docs_environment(templates: Path) -> Environment:
+    """The environment of the pages, with their filters, made once for every page."""
+    env = new_environment()
     env.filters["cell"] = cell
     env.filters["code"] = code
     env.filters["prose"] = prose
@@ -849,6 +855,11 @@ def render_page(spec: Spec, page: Page) -> Artifact:
                        mapping_page=mapping_page, mappings_index=MAPPINGS_INDEX,
                        vocabularies={name: vocabulary_page(name) for name in VOCABULARIES},
                        group_rules=lambda group: schema_rule_ids(group.document))
+    return env
+
+
+def render_page(spec: Spec, page: Page) -> Artifact:
+    env = docs_environment(template_dir())
     links = Links(spec, page.path)
     body = env.get_template(page.template).render(spec=spec, links=links, page=page.path,
                                                   title=page.title, **page.context)

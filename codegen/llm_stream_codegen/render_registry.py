@@ -16,11 +16,15 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from jinja2 import Environment
+
 from .model import Spec
-from .render import Artifact, environment, inputs_hash, markup_header
+from .render import Artifact, inputs_hash, markup_header, new_environment, template_dir
 
 REGISTRY_OUT = "generated/registry"
 XML_TEMPLATE = "registry/registry.xml.j2"
@@ -156,10 +160,17 @@ def _xml_attr(value: str) -> str:
     return quoteattr(value)
 
 
-def render_xml(spec: Spec, table: RegistryTable) -> bytes:
-    env = environment()
+@cache
+def xml_environment(templates: Path) -> Environment:
+    """The environment of the XML registry files, with their filters, made once."""
+    env = new_environment()
     env.filters["xml"] = _xml_text
     env.filters["xmlattr"] = _xml_attr
+    return env
+
+
+def render_xml(spec: Spec, table: RegistryTable) -> bytes:
+    env = xml_environment(template_dir())
     header = markup_header(spec, f"registry/{table.id}.yaml and codegen/templates/{XML_TEMPLATE}",
                            inputs_hash(spec, XML_TEMPLATE))
     body = env.get_template(XML_TEMPLATE).render(

@@ -39,6 +39,8 @@ class Located(dict[str, Any]):
 
 
 class _Loader(yaml.SafeLoader):
+    """The pure-Python reader: its error messages are the ones reported."""
+
     depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
@@ -53,7 +55,12 @@ class _Loader(yaml.SafeLoader):
             self.depth -= 1
 
 
-def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Located:
+class _FastLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """libyaml's reader where PyYAML has it, with the same constructors and resolvers; a file it
+    refuses is read again by `_Loader`, so that errors read the same with or without it."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Located:
     mapping = Located()
     mapping.line = node.start_mark.line + 1
     for key_node, value_node in node.value:
@@ -68,11 +75,13 @@ def _construct_mapping(loader: _Loader, node: yaml.MappingNode) -> Located:
     return mapping
 
 
-_Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-_Loader.yaml_implicit_resolvers = {
-    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-}
+for _loader in (_Loader, _FastLoader):
+    _loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    _loader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers
+                if tag != "tag:yaml.org,2002:timestamp"]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
 
 
 def _read_text(path: Path, display: str) -> str:
@@ -86,13 +95,34 @@ def _read_text(path: Path, display: str) -> str:
 
 def read_yaml(path: Path, display: str) -> Any:
     """Parse a YAML file; `display` is the path errors show (relative to the project root)."""
-    stream = io.StringIO(_read_text(path, display))
+    text = _read_text(path, display)
+    try:
+        data = yaml.load(text, Loader=_FastLoader)
+        if _nesting(data) <= MAX_DEPTH:
+            return data
+    except (yaml.YAMLError, SourceError, RecursionError):
+        pass
+    stream = io.StringIO(text)
     stream.name = display
     try:
         return yaml.load(stream, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark
         raise SourceError(display, mark.line + 1 if mark else 0, str(exc.problem)) from exc
+
+
+def _nesting(value: Any) -> int:
+    """How deep mappings and lists nest in `value`: libyaml's reader has no limit of its own,
+    so a deeper file is read again by `_Loader`, which refuses it with its line."""
+    deepest, pending = 0, [(value, 0)]
+    while pending:
+        item, depth = pending.pop()
+        deepest = max(deepest, depth)
+        if isinstance(item, dict):
+            pending.extend((child, depth + 1) for child in item.values())
+        elif isinstance(item, list):
+            pending.extend((child, depth + 1) for child in item)
+    return deepest
 
 
 def read_json(path: Path, display: str) -> Any:
