@@ -36,6 +36,7 @@ from .model import (
     StateMachine,
 )
 from .render import Artifact, environment, inputs_hash, markup_header
+from .render_diagram import state_diagram
 from .render_registry import RegistryTable, registry_tables
 from .schema_walk import iter_nodes, resolve_ref
 
@@ -502,31 +503,16 @@ def neighbours(spec: Spec, event: EventType) -> Neighbours:
     )
 
 
-def mermaid(spec: Spec, machine: StateMachine) -> str:
-    """A mermaid stateDiagram of a lifecycle machine, transitions labelled by event type."""
-    by_place = events_by_place(spec)
-    lines = ["stateDiagram-v2", f"    [*] --> {machine.initial}"]
-    for state, moves in machine.transitions.items():
-        targets: dict[str, list[str]] = {}
-        for place, target in moves.items():
-            names = [e.name for e in by_place.get(place, [])] or [place]
-            targets.setdefault(target, []).extend(names)
-        for target, names in targets.items():
-            lines.append(f"    {state} --> {target}: {', '.join(names)}")
-    finals = [machine.final] if machine.final else [
-        state for state, moves in machine.transitions.items() if not moves
-    ]
-    lines += [f"    {state} --> [*]" for state in finals]
-    return "\n".join(lines)
+def diagram(spec: Spec, machine: StateMachine, title: str) -> str:
+    """A lifecycle machine as inline SVG, its arrows' tooltips naming the event types of each
+    place."""
+    by_place = {place: [e.name for e in events] for place, events in events_by_place(spec).items()}
+    return state_diagram(machine, by_place, title)
 
 
-def follow_matrix(spec: Spec) -> list[tuple[str, list[bool]]]:
-    """For each event type, which event types may come right after it."""
-    return [
-        (event.name, [other in neighbours(spec, event).followed_by
-                      for other in (e.name for e in spec.event_types)])
-        for event in spec.event_types
-    ]
+def follows(spec: Spec) -> list[tuple[str, list[str]]]:
+    """For each event type, the event types that may come right after it."""
+    return [(event.name, list(neighbours(spec, event).followed_by)) for event in spec.event_types]
 
 
 # -- examples -------------------------------------------------------------------------------------
@@ -749,9 +735,9 @@ def pages(spec: Spec) -> list[Page]:
         Page(DECISIONS_PAGE, "Decisions", "docs/decisions.md.j2", {}),
         Page(LIFECYCLE_PAGE, "Stream lifecycle", "docs/lifecycle.md.j2", {
             "by_place": events_by_place(spec),
-            "stream_diagram": mermaid(spec, spec.lifecycle.stream),
-            "blocks_diagram": mermaid(spec, spec.lifecycle.blocks),
-            "matrix": follow_matrix(spec),
+            "stream_diagram": diagram(spec, spec.lifecycle.stream, "The stream's states"),
+            "blocks_diagram": diagram(spec, spec.lifecycle.blocks, "A content block's states"),
+            "follows": follows(spec),
         }),
         Page(REQUEST_PAGE, "Request reference", "docs/request.md.j2", {
             "groups": [
@@ -842,5 +828,5 @@ def render_docs(spec: Spec) -> Iterator[Artifact]:
 
 __all__ = [
     "DOCS_OUT", "FieldRow", "Links", "decision_anchor", "event_examples", "event_page",
-    "field_rows", "mermaid", "neighbours", "render_docs", "rule_anchor", "slug", "sse_blocks",
+    "diagram", "field_rows", "neighbours", "render_docs", "rule_anchor", "slug", "sse_blocks",
 ]
