@@ -44,15 +44,19 @@ DOCS_OUT = "generated/docs"
 MACROS = "docs/macros.md.j2"
 SPEC_PAGE = "spec/index.md"
 DECISIONS_PAGE = "spec/decisions.md"
+RULES_PAGE = "spec/rules.md"
 LIFECYCLE_PAGE = "spec/lifecycle.md"
 REQUEST_PAGE = "spec/request.md"
 MEDIA_TYPES_PAGE = "spec/media-types.md"
 EVENTS_INDEX = "events/index.md"
 REGISTRIES_INDEX = "registries/index.md"
 MAPPINGS_PAGE = "mappings.md"
-VOCABULARIES = ("stop-reasons", "error-codes")
 REQUEST_ID = URN + "request:1.0"
 STREAM_EXAMPLE_FOLDERS = ("complete/", "valid-extra/")
+# The sections whose rules bind every event, listed on every event page.
+EVERY_EVENT_SECTIONS = ("sse-framing", "event-envelope")
+# The draft's appendix that prints the envelope schema; the spec page prints ours under it.
+APPENDIX_ENVELOPE = "appendix-envelope-schema"
 VENDOR_TITLES = {
     "openai-chat": "OpenAI Chat Completions",
     "openai-responses": "OpenAI Responses",
@@ -86,7 +90,7 @@ def slug(text: str) -> str:
 
 
 def value_anchor(value: str) -> str:
-    """A registered value's anchor on its vocabulary page: the value itself where it can be."""
+    """A registered value's anchor on its registry page: the value itself where it can be."""
     return value if re.fullmatch(r"[A-Za-z0-9_.-]+", value) else slug(value)
 
 
@@ -106,19 +110,15 @@ def registry_page(name: str) -> str:
     return f"registries/{name}.md"
 
 
-def vocabulary_page(name: str) -> str:
-    return f"vocabularies/{name}.md"
-
-
 def schema_anchor(schema_id: str) -> str:
     """`urn:ietf:params:llm-stream:content-part:1.0` -> `content-part`."""
     return schema_id.removeprefix(URN).rsplit(":", 1)[0]
 
 
 def short_title(spec: Spec, title: str) -> str:
-    """A registry's title without the standard's name: "LLM-Stream Stop Reasons" -> "Stop
-    reasons"."""
-    short = title.removeprefix(spec.meta.short_title + " ")
+    """A registry's title without the standard's name, and without "SSE", so that event types
+    have one name across the site: "LLM-Stream Stop Reasons" -> "Stop reasons"."""
+    short = title.removeprefix(spec.meta.short_title + " ").removeprefix("SSE ")
     words = short.split(" ")
     return " ".join([words[0], *(w if w.isupper() else w.lower() for w in words[1:])])
 
@@ -415,6 +415,11 @@ def field_rows(spec: Spec, links: Links, document: SchemaDoc) -> list[FieldRow]:
     return list(rows.values())
 
 
+def schema_json(document: SchemaDoc) -> str:
+    """A schema document as JSON, as the files under schemas/ lay it out."""
+    return json.dumps(dict(document.document), indent=2, ensure_ascii=False)
+
+
 def schema_rule_ids(document: Mapping[str, Any]) -> list[str]:
     """Every x-rule and x-decision anywhere in a schema document, in document order."""
     found: list[str] = []
@@ -429,6 +434,12 @@ def _ordered_rules(spec: Spec, ids: Iterable[str]) -> list[Rule]:
 
 
 # -- the lifecycle, derived -----------------------------------------------------------------------
+
+
+def lifecycle_order(spec: Spec) -> list[EventType]:
+    """The event types in the order a stream meets them: by place, then as registered."""
+    places = list(spec.lifecycle.places)
+    return sorted(spec.event_types, key=lambda event: places.index(event.lifecycle.place))
 
 
 def events_by_place(spec: Spec) -> dict[str, list[EventType]]:
@@ -535,6 +546,8 @@ class ShownExample:
     relevant: str = ""
     highlight: str = ""
     also_in: tuple[Example, ...] = field(default_factory=tuple)
+    pretty: str = ""
+    """The picked events' JSON envelopes, pretty-printed, one after another."""
 
 
 def _line_ends(raw: bytes) -> str:
@@ -613,9 +626,68 @@ def event_examples(spec: Spec, name: str) -> list[ShownExample]:
                 same.highlight, (*same.also_in, example))
             continue
         lines = [str(n) for b in picked for n in range(b.first_line, b.last_line + 1)]
+        pretty = "\n\n".join(json.dumps(data, indent=2, ensure_ascii=False)
+                              for data in map(block_data, picked) if data is not None)
         result.append(ShownExample(example, whole.text, "text", whole.line_ends, relevant,
-                                   " ".join(lines)))
+                                   " ".join(lines), pretty=pretty))
     return result
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def block_data(block: SSEBlock) -> Any:
+    """The JSON of an SSE event's data lines (joined as SSE joins them), or None."""
+    return _json_or_none("\n".join(line[5:].removeprefix(" ") for line in block.text.split("\n")
+                                    if line.startswith("data:")))
+
+
+EXAMPLE_WIDTH = 20
+
+
+def _example_text(value: Any) -> str | None:
+    """A field's value as a short JSON example, or None for an object (its fields have rows of
+    their own) or a value too long to be read at a glance."""
+    if isinstance(value, dict):
+        return None
+    if isinstance(value, str) and len(value) > EXAMPLE_WIDTH:
+        return json.dumps(value[:EXAMPLE_WIDTH - 4], ensure_ascii=False)[:-1] + '…"'
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= EXAMPLE_WIDTH + 8 else None
+
+
+def example_values(instances: Iterable[Any]) -> dict[str, str]:
+    """For each field path (`delta.text`), the first value the instances give it, as JSON."""
+    found: dict[str, str] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            path = prefix + str(key)
+            if path not in found:
+                text = _example_text(value)
+                if text is not None:
+                    found[path] = text
+            walk(value, path + ".")
+
+    for instance in instances:
+        walk(instance, "")
+    return found
+
+
+def event_instances(spec: Spec, name: str | None = None) -> list[Any]:
+    """The events of the valid example streams, of one type or of every type."""
+    return [
+        data for example in stream_examples(spec)
+        for block in sse_blocks(shown(example).text)
+        if name is None or block.type == name
+        for data in [block_data(block)] if data is not None
+    ]
 
 
 # -- pages ----------------------------------------------------------------------------------------
@@ -628,6 +700,10 @@ class Page:
     """The page's title in the navigation and the browser (front matter)."""
     template: str
     context: Mapping[str, Any]
+    order: int | None = None
+    """The page's place among its folder's pages in the navigation (front matter `nav_order`)."""
+    status: str | None = None
+    """A registration status, shown as a badge beside the page in the navigation."""
 
 
 def _request_groups(spec: Spec) -> list[SchemaDoc]:
@@ -674,6 +750,9 @@ def _event_rules(spec: Spec, event: EventType) -> list[Rule]:
         ids.add(life.completes_block)
     if life.fragment_of:
         ids.add(life.fragment_of.rule)
+    # What every event obeys: its SSE framing and its envelope.
+    ids |= {rule.id for rule in spec.rules.values() if rule.section in EVERY_EVENT_SECTIONS}
+    ids |= set(schema_rule_ids(spec.schemas[ENVELOPE_ID].document)) & set(spec.rules)
     return _ordered_rules(spec, ids)
 
 
@@ -715,9 +794,8 @@ def _see_also(spec: Spec, tables: Iterable[RegistryTable]) -> dict[str, list[str
             slug(media.name))
     for table in tables:
         add(table.xref.anchor, f"the {table.title} registry", registry_page(table.id))
-    for name in VOCABULARIES:
-        registry = spec.value_registries[name]
-        add(registry.reference, f"the {registry.field} values", vocabulary_page(name))
+    for registry in spec.value_registries.values():
+        add(registry.reference, f"the {registry.field} values", registry_page(registry.name))
     add("lifecycle", "the lifecycle tables and diagrams", LIFECYCLE_PAGE)
     return {anchor: list(dict.fromkeys(items)) for anchor, items in found.items()}
 
@@ -731,8 +809,11 @@ def pages(spec: Spec) -> list[Page]:
         Page(SPEC_PAGE, "Specification", "docs/spec.md.j2", {
             "rules_by_section": rules_by_section,
             "see_also": _see_also(spec, tables.values()),
+            "section_schemas": {APPENDIX_ENVELOPE: (spec.schemas[ENVELOPE_ID],
+                                                    schema_json(spec.schemas[ENVELOPE_ID]))},
         }),
         Page(DECISIONS_PAGE, "Decisions", "docs/decisions.md.j2", {}),
+        Page(RULES_PAGE, "Rules index", "docs/rules.md.j2", {}),
         Page(LIFECYCLE_PAGE, "Stream lifecycle", "docs/lifecycle.md.j2", {
             "by_place": events_by_place(spec),
             "stream_diagram": diagram(spec, spec.lifecycle.stream, "The stream's states"),
@@ -741,9 +822,10 @@ def pages(spec: Spec) -> list[Page]:
         }),
         Page(REQUEST_PAGE, "Request reference", "docs/request.md.j2", {
             "groups": [
-                (group, field_rows(spec, Links(spec, REQUEST_PAGE), group),
-                 _group_examples(spec, str(group.document.get("x-section", ""))))
+                (group, field_rows(spec, Links(spec, REQUEST_PAGE), group), examples,
+                 example_values(_json_or_none(e.text) for e in examples if e.language == "json"))
                 for group in _request_groups(spec)
+                for examples in [_group_examples(spec, str(group.document.get("x-section", "")))]
             ],
         }),
         Page(MEDIA_TYPES_PAGE, "Media types", "docs/media-types.md.j2",
@@ -751,33 +833,36 @@ def pages(spec: Spec) -> list[Page]:
         Page(EVENTS_INDEX, "Event types", "docs/events-index.md.j2", {
             "envelope": spec.schemas[ENVELOPE_ID],
             "envelope_rows": field_rows(spec, Links(spec, EVENTS_INDEX), spec.schemas[ENVELOPE_ID]),
+            "envelope_values": example_values(event_instances(spec)),
+            "ordered": lifecycle_order(spec),
+            "envelope_json": schema_json(spec.schemas[ENVELOPE_ID]),
         }),
         Page(REGISTRIES_INDEX, "Registries", "docs/registries-index.md.j2",
              {"tables": list(tables.values())}),
         Page(MAPPINGS_PAGE, "Vendor mappings", "docs/mappings.md.j2",
              {"vendor_titles": VENDOR_TITLES}),
     ]
-    for event in spec.event_types:
+    for order, event in enumerate(lifecycle_order(spec)):
         path = event_page(event.name)
         document = spec.schemas[event.schema_id]
         result.append(Page(path, event.name, "docs/event.md.j2", {
             "event": event,
             "schema": document,
             "rows": field_rows(spec, Links(spec, path), document),
+            "values": example_values(event_instances(spec, event.name)),
+            "schema_download": f"schemas/{posixpath.relpath(event.schema_path, 'schemas')}",
             "near": neighbours(spec, event),
             "examples": event_examples(spec, event.name),
             "rules": _event_rules(spec, event),
             "vendor_titles": VENDOR_TITLES,
-        }))
+        }, order=order, status=event.status))
     for table in tables.values():
+        registry = spec.value_registries.get(table.id)
         result.append(Page(registry_page(table.id), short_title(spec, table.title),
-                           "docs/registry.md.j2", {"table": table}))
-    for name in VOCABULARIES:
-        registry = spec.value_registries[name]
-        result.append(Page(vocabulary_page(name), short_title(spec, registry.title),
-                           "docs/vocabulary.md.j2", {
+                           "docs/registry.md.j2", {
+            "table": table,
             "registry": registry,
-            "uses": _vocabulary_rules(spec, registry.schema_id),
+            "uses": _vocabulary_rules(spec, registry.schema_id) if registry else [],
             "vendor_titles": VENDOR_TITLES,
         }))
     return result
@@ -808,14 +893,18 @@ def render_page(spec: Spec, page: Page) -> Artifact:
     env.filters["prose"] = prose
     env.globals.update(slug=slug, rule_anchor=rule_anchor, decision_anchor=decision_anchor,
                        schema_anchor=schema_anchor, value_anchor=value_anchor, vendors=VENDORS,
-                       vocabularies={name: vocabulary_page(name) for name in VOCABULARIES},
                        group_rules=lambda group: schema_rule_ids(group.document))
     links = Links(spec, page.path)
     body = env.get_template(page.template).render(spec=spec, links=links, page=page.path,
                                                   title=page.title, **page.context)
     header = markup_header(spec, f"the spec source and codegen/templates/{page.template}",
                            inputs_hash(spec, page.template, MACROS))
-    front = f"---\ntitle: {json.dumps(page.title)}\n---\n"
+    front = f"---\ntitle: {json.dumps(page.title)}\n"
+    if page.order is not None:
+        front += f"nav_order: {page.order}\n"
+    if page.status is not None:
+        front += f"status: {page.status}\n"
+    front += "---\n"
     text = front + header + "\n" + tidy(body)
     return Artifact(f"{DOCS_OUT}/{page.path}", text.encode())
 
