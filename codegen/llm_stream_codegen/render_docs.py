@@ -21,7 +21,7 @@ import json
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .model import (
@@ -621,9 +621,7 @@ def event_examples(spec: Spec, name: str) -> list[ShownExample]:
         relevant = "\n".join(block.text for block in picked)
         same = next((r for r in result if r.relevant == relevant), None)
         if same is not None:
-            result[result.index(same)] = ShownExample(
-                same.example, same.text, same.language, same.line_ends, same.relevant,
-                same.highlight, (*same.also_in, example))
+            result[result.index(same)] = replace(same, also_in=(*same.also_in, example))
             continue
         lines = [str(n) for b in picked for n in range(b.first_line, b.last_line + 1)]
         pretty = "\n\n".join(json.dumps(data, indent=2, ensure_ascii=False)
