@@ -19,6 +19,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 import yaml
+from site_build import build_site
 
 from llm_stream_codegen.load import load
 from llm_stream_codegen.model import Spec
@@ -44,15 +45,10 @@ def spec() -> Spec:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built with `mkdocs build --strict` into a temporary folder."""
-    out = tmp_path_factory.mktemp("site")
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
-         "-f", str(ROOT / "site" / "mkdocs.yml"), "-d", str(out)],
-        capture_output=True, text=True, check=False, cwd=ROOT,
-    )
-    assert result.returncode == 0, result.stderr
-    return out
+    """The site, built with `mkdocs build --strict`: the build named by LLM_STREAM_SITE_DIR
+    (`nox` builds the site once, in its `docs` session, and hands it over), else a fresh one
+    in a temporary folder."""
+    return build_site(tmp_path_factory)
 
 
 class _Page(HTMLParser):
@@ -292,6 +288,17 @@ def test_registry_downloads_list_the_yaml_entries(name: str) -> None:
     for record, entry in zip(document["records"], data["entries"], strict=True):
         assert record["status"] == entry["status"]
         assert record["date"] == str(entry["date"])
+
+
+def test_readme_code_runs() -> None:
+    """Every python block of the README runs as pasted, from the project root."""
+    blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "README.md").read_text(), re.S | re.M)
+    assert blocks
+    for block in blocks:
+        result = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True,
+                                cwd=ROOT, check=False)
+        assert result.returncode == 0, result.stderr
+        assert "The weather in Vienna" in result.stdout
 
 
 def test_guides_code_runs(monkeypatch: pytest.MonkeyPatch) -> None:
