@@ -63,6 +63,23 @@ VENDOR_TITLES = {
     "anthropic": "Anthropic Messages",
     "gemini": "Gemini",
 }
+# The documents the site refers to, by key: (title, address).
+REFERENCES = {
+    "draft": ("draft-spk-agentproto-llm-stream: A Standard Wire Format for Large Language Model "
+              "Inference Streaming (the normative text)",
+              "https://santoshpallagatti.github.io/draft-spk-agentproto-llm-stream/"
+              "draft-spk-agentproto-llm-stream.html"),
+    "sse": ("WHATWG HTML Living Standard, section 9.2: Server-sent events (the SSE framing)",
+            "https://html.spec.whatwg.org/multipage/server-sent-events.html"),
+    "rfc8126": ("RFC 8126: Guidelines for Writing an IANA Considerations Section in RFCs "
+                "(Specification Required)", "https://www.rfc-editor.org/rfc/rfc8126"),
+    "rfc6838": ("RFC 6838: Media Type Specifications and Registration Procedures",
+                "https://www.rfc-editor.org/rfc/rfc6838"),
+    "bcp14": ("BCP 14 (RFC 2119, RFC 8174): the requirement keywords",
+              "https://www.rfc-editor.org/info/bcp14"),
+    "json-schema": ("JSON Schema 2020-12 (the schemas under schemas/)",
+                    "https://json-schema.org/draft/2020-12"),
+}
 # The labels of RFC 6838's registration template (section 5.6), in its order.
 MEDIA_TEMPLATE_LABELS = {
     "type_name": "Type name",
@@ -889,7 +906,7 @@ def render_page(spec: Spec, page: Page) -> Artifact:
     env.filters["cell"] = cell
     env.filters["code"] = code
     env.filters["prose"] = prose
-    env.globals.update(slug=slug, rule_anchor=rule_anchor, decision_anchor=decision_anchor,
+    env.globals.update(references=REFERENCES, slug=slug, rule_anchor=rule_anchor, decision_anchor=decision_anchor,
                        schema_anchor=schema_anchor, value_anchor=value_anchor, vendors=VENDORS,
                        group_rules=lambda group: schema_rule_ids(group.document))
     links = Links(spec, page.path)
