@@ -9,12 +9,13 @@ import io
 import json
 import re
 import shlex
-import textwrap
 import subprocess
 import sys
+import textwrap
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -123,8 +124,8 @@ class _Unlinked(HTMLParser):
     """Rule and decision IDs in a page's text that are not inside a link (preformatted blocks,
     headings, the navigation and the search's data aside)."""
 
-    SKIP = {"a", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "script", "style", "title", "nav",
-            "svg", "label"}
+    SKIP: ClassVar[set[str]] = {"a", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "script",
+                                "style", "title", "nav", "svg", "label"}
 
     def __init__(self, known: set[str]) -> None:
         super().__init__()

@@ -85,12 +85,12 @@ def state_diagram(machine: StateMachine, events_by_place: Mapping[str, Sequence[
             for place in edge.places)
 
     widths = [_text_width(state) + 2 * BOX_PADDING for state in order]
-    gaps = [MIN_GAP] * max(len(order) - 1, 0)
+    gaps: list[float] = [float(MIN_GAP)] * max(len(order) - 1, 0)
     for edge in edges:
         if edge.target == edge.source + 1:
             gaps[edge.source] = max(gaps[edge.source], _text_width(edge.label) + 24)
     lefts: list[float] = []
-    x = MARGIN + 2 * MARKER_RADIUS + MARKER_GAP
+    x: float = MARGIN + 2 * MARKER_RADIUS + MARKER_GAP
     for i, width in enumerate(widths):
         lefts.append(x)
         x += width + (gaps[i] if i < len(gaps) else 0)
@@ -162,7 +162,7 @@ def state_diagram(machine: StateMachine, events_by_place: Mapping[str, Sequence[
                      f'V{_num(bottom_of_row + 2)}" class="arrow"/>')
         parts.append(_label((x1 + x2) / 2, y + FONT_SIZE + 3, edge.label, tooltip(edge)))
 
-    width = _num(right_end)
+    width_text = _num(right_end)
     marker = ('<defs><marker id="{id}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" '
               'markerHeight="7" orient="auto-start-reverse"><path d="M0 0 L10 5 L0 10 z" '
               'class="head"/></marker></defs>')
@@ -170,7 +170,7 @@ def state_diagram(machine: StateMachine, events_by_place: Mapping[str, Sequence[
     marker_id = "arrow-" + "-".join(order)
     body = "".join(parts).replace('class="arrow"', f'class="arrow" marker-end="url(#{marker_id})"')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="ls-diagram" role="img" '
-            f'viewBox="0 0 {width} {_num(height)}" width="{width}" '
+            f'viewBox="0 0 {width_text} {_num(height)}" width="{width_text}" '
             f'aria-label={quoteattr(title)}><title>{escape(title)}</title>'
             f"{marker.format(id=marker_id)}{body}</svg>")
 

@@ -906,8 +906,9 @@ def render_page(spec: Spec, page: Page) -> Artifact:
     env.filters["cell"] = cell
     env.filters["code"] = code
     env.filters["prose"] = prose
-    env.globals.update(references=REFERENCES, slug=slug, rule_anchor=rule_anchor, decision_anchor=decision_anchor,
-                       schema_anchor=schema_anchor, value_anchor=value_anchor, vendors=VENDORS,
+    env.globals.update(references=REFERENCES, slug=slug, rule_anchor=rule_anchor,
+                       decision_anchor=decision_anchor, schema_anchor=schema_anchor,
+                       value_anchor=value_anchor, vendors=VENDORS,
                        group_rules=lambda group: schema_rule_ids(group.document))
     links = Links(spec, page.path)
     body = env.get_template(page.template).render(spec=spec, links=links, page=page.path,
@@ -931,6 +932,17 @@ def render_docs(spec: Spec) -> Iterator[Artifact]:
 
 
 __all__ = [
-    "DOCS_OUT", "FieldRow", "Links", "decision_anchor", "event_examples", "event_page",
-    "diagram", "field_rows", "neighbours", "render_docs", "rule_anchor", "slug", "sse_blocks",
+    "DOCS_OUT",
+    "FieldRow",
+    "Links",
+    "decision_anchor",
+    "diagram",
+    "event_examples",
+    "event_page",
+    "field_rows",
+    "neighbours",
+    "render_docs",
+    "rule_anchor",
+    "slug",
+    "sse_blocks",
 ]

@@ -6,9 +6,9 @@ disagree. The XML follows IANA's registry format (namespace http://www.iana.org/
 `registry`, `title`, `registration_rule`, `note`, `record` with `value`, `description`, `status` and
 `xref`, `controller`, and `people` with the `person` each `xref type="person"` names, e-mail
 addresses written as IANA writes them, `mailto:name&domain`); a registry the draft does not ask
-IANA to create says in its note that this project keeps it. The CSV has one header row and one row a record (RFC 4180, CRLF line ends); the JSON holds
-the same fields as the XML. A registry's own metadata (title, policy, note) is
-`Spec.registry_meta`.
+IANA to create says in its note that this project keeps it. The CSV has one header row and one
+row a record (RFC 4180, CRLF line ends); the JSON holds the same fields as the XML. A registry's
+own metadata (title, policy, note, who keeps it, contact) is `Spec.registry_meta`.
 """
 
 from __future__ import annotations
@@ -264,4 +264,5 @@ def render_registry(spec: Spec) -> Iterator[Artifact]:
         yield Artifact(f"{REGISTRY_OUT}/{table.download('json')}", render_json(table))
 
 
-__all__ = ["FORMATS", "PUBLISHED", "Person", "RegistryTable", "people", "registry_tables", "render_registry", "xref"]
+__all__ = ["FORMATS", "PUBLISHED", "Person", "RegistryTable", "people", "registry_tables",
+           "render_registry", "xref"]
