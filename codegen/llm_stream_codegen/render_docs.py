@@ -258,8 +258,10 @@ def _node_ids(node: Mapping[str, Any], key: str) -> list[str]:
 
 
 def _refs_of(node: Mapping[str, Any]) -> list[str]:
-    """The rule and decision IDs a schema node carries, its allOf members' included."""
-    ids = _node_ids(node, "x-rule") + _node_ids(node, "x-decision")
+    """The rule and decision IDs a schema node carries, its allOf members' included: `x-rule`
+    (the rule a breach found by the node's keywords breaks), `x-decision`, and `x-see` (rules
+    about the field that no keyword of the schema can check, named for the reader)."""
+    ids = _node_ids(node, "x-rule") + _node_ids(node, "x-see") + _node_ids(node, "x-decision")
     for member in node.get("allOf") or ():
         if isinstance(member, Mapping) and "$ref" not in member:
             ids += _node_ids(member, "x-rule") + _node_ids(member, "x-decision")
@@ -438,10 +440,11 @@ def schema_json(document: SchemaDoc) -> str:
 
 
 def schema_rule_ids(document: Mapping[str, Any]) -> list[str]:
-    """Every x-rule and x-decision anywhere in a schema document, in document order."""
+    """Every x-rule, x-see and x-decision anywhere in a schema document, in document order."""
     found: list[str] = []
     for _, node in iter_nodes(document):
-        found += _node_ids(node, "x-rule") + _node_ids(node, "x-decision")
+        found += [*_node_ids(node, "x-rule"), *_node_ids(node, "x-see"),
+                  *_node_ids(node, "x-decision")]
     return list(dict.fromkeys(found))
 
 
