@@ -126,10 +126,11 @@ def docs(session: nox.Session) -> None:
 
 @verifying(requires=["roundtrip", "docs"])
 def tests(session: nox.Session) -> None:
-    """The whole pytest suite, the differential validator test included; the round-trip tests
-    run in `roundtrip`, and the site's tests read the build of `docs`."""
-    shared.run(session, "pytest", "-q", "--ignore", ROUNDTRIP_TESTS, *session.posargs,
-               env={"LLM_STREAM_SITE_DIR": str(SITE_BUILD)})
+    """The whole pytest suite, the differential validator test included, on every core
+    (pytest-xdist); the round-trip tests run in `roundtrip`, and the site's tests read the build
+    of `docs`."""
+    shared.run(session, "pytest", "-q", "-n", "auto", "--ignore", ROUNDTRIP_TESTS,
+               *session.posargs, env={"LLM_STREAM_SITE_DIR": str(SITE_BUILD)})
 
 
 @verifying
