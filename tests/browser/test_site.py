@@ -154,7 +154,8 @@ def _search(page: Any, site_url: str, text: str) -> Any:
     search.click()
     search.press_sequentially(text, delay=20)
     results = page.locator(".md-search-result__item")
-    results.first.wait_for(timeout=15000)
+    # the search index is built in a web worker when the page loads: slow on a busy machine
+    results.first.wait_for(timeout=90000)
     return results
 
 
@@ -166,13 +167,7 @@ def test_search_finds_a_rule_by_its_id(site_url: str, page: Any) -> None:
 
 
 def test_search_finds_content_delta(site_url: str, page: Any) -> None:
-    page.goto(f"{site_url}/")
-    page.wait_for_load_state("networkidle")  # the search index is loaded by a web worker
-    search = page.locator("input.md-search__input")
-    search.click()
-    search.press_sequentially("content.delta", delay=20)
-    results = page.locator(".md-search-result__item")
-    results.first.wait_for(timeout=15000)
+    results = _search(page, site_url, "content.delta")
     texts = " ".join(results.all_inner_texts())
     assert "content.delta" in texts
     page.locator(".md-search-result__link", has_text="content.delta").first.click()
