@@ -353,6 +353,8 @@ def _rule_references(spec: Spec) -> Iterator[tuple[str, int, str, str]]:
         for pointer, node in iter_nodes(doc.document):
             if isinstance(node.get("x-rule"), str):
                 yield doc.path or doc.id, 0, f"x-rule at {pointer or '/'}", node["x-rule"]
+            for also in node.get("x-see") or ():
+                yield doc.path or doc.id, 0, f"x-see at {pointer or '/'}", str(also)
     for event in spec.event_types:
         for check in event.checks:
             yield event.where.path, event.where.line, f"check of {event.name}", check.rule
