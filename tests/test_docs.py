@@ -300,7 +300,7 @@ def test_readme_code_runs() -> None:
         result = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True,
                                 cwd=ROOT, check=False)
         assert result.returncode == 0, result.stderr
-        assert "The weather in Vienna" in result.stdout
+        assert "Vienna" in result.stdout  # each block prints the text of its stream
 
 
 def test_guides_code_runs(monkeypatch: pytest.MonkeyPatch) -> None:

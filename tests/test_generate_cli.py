@@ -18,7 +18,7 @@ import pytest
 from llm_stream_codegen.render import PACKAGE_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
-COPIED = ("spec", "schemas", "registry", "generated", "codegen/templates")
+COPIED = ("spec", "schemas", "registry", "mappings", "generated", "codegen/templates")
 TEMPLATE = "codegen/templates/python/static/encoder.py"
 ARTIFACT = f"{PACKAGE_DIR}/encoder.py"
 

@@ -34,9 +34,9 @@ def test_importing_the_package_imports_none_of_its_modules() -> None:
     "from llm_stream import Decoder\n"
     f"d = Decoder(typed=False)\nd.feed(open({str(COMPLETE)!r}, 'rb').read())\nd.close()\n"
     "assert d.conforming and d.diagnostics == []",
-    "from llm_stream.cli import main\n"
+    "from llm_stream_codegen.cli import main\n"
     f"assert main(['check', {str(COMPLETE)!r}]) == 0",
-    "from llm_stream.cli import main\n"
+    "from llm_stream_codegen.cli import main\n"
     f"assert main(['decode', {str(COMPLETE)!r}]) == 0",
 ], ids=["untyped decoder", "check", "decode"])
 def test_untyped_decoding_never_builds_the_models(code: str) -> None:

@@ -21,7 +21,6 @@ from .decoder import Decoder, Event
 from .diagnostics import Diagnostic, Severity
 from .jsontext import loads
 from .request import check_request_text, line_of_pointer
-from .translate import FORMATS, FROM_FORMATS, TranslationError, request_from, request_to
 
 CHUNK = 1 << 16
 MAX_HEAD_BYTES = 64 << 10
@@ -288,6 +287,8 @@ def _json_text(path: str, text: str) -> Any:
 def _translate_request(args: argparse.Namespace) -> int:
     """A request body between our media type and a vendor's; the result on stdout. Exit 1
     names the field that cannot be carried, or the rule a translated request of ours breaks."""
+    from .translate import TranslationError, request_from, request_to  # only this command's
+
     with _open(args.path) as stream:
         raw = stream.read()
     try:
@@ -359,6 +360,8 @@ def configure_check_request(request: argparse.ArgumentParser) -> None:
 
 
 def configure_translate_request(translate_request: argparse.ArgumentParser) -> None:
+    from .translate import FORMATS, FROM_FORMATS
+
     direction = translate_request.add_mutually_exclusive_group(required=True)
     direction.add_argument("--from", dest="source", choices=FROM_FORMATS, metavar="FORMAT",
                            help=f"a vendor's body into ours ({', '.join(FROM_FORMATS)})")
