@@ -9,9 +9,15 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from importlib import import_module
 from pathlib import Path
 
 TOOLCHAIN_COMMANDS = ("generate", "check-spec", "registry")
+APPLICATION_COMMANDS = {
+    "serve": "llm_stream_server.cli",
+    "conformance": "llm_stream_conformance.cli",
+}
+"""The applications built on the bindings, by command: each module's main(argv) runs it."""
 
 
 def _generate(args: argparse.Namespace) -> int:
@@ -32,7 +38,8 @@ def toolchain_parser() -> argparse.ArgumentParser:
         description="The LLM-Stream 1.0 toolchain: generate, check and register.",
         epilog="Streams: `llm-stream check [--json] [--tools FILE] PATH|-` checks a captured "
         "response, `llm-stream check-request PATH|-` a request body, `llm-stream decode PATH|-` "
-        "prints the events as JSON Lines; each takes --help.",
+        "prints the events as JSON Lines; each takes --help. Endpoints: `llm-stream serve` runs "
+        "one (a mock model or a gateway), `llm-stream conformance URL` tests a live one.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     generate = commands.add_parser(
@@ -55,6 +62,9 @@ def toolchain_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
+    if arguments and arguments[0] in APPLICATION_COMMANDS:
+        application = import_module(APPLICATION_COMMANDS[arguments[0]])
+        return int(application.main(arguments[1:]))
     if arguments and arguments[0] in TOOLCHAIN_COMMANDS:
         args = toolchain_parser().parse_args(arguments)
         return int(args.handler(args))
