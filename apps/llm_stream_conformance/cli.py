@@ -96,4 +96,4 @@ def _line(verdict: Verdict, width: int) -> str:
         tail = f"  (warnings: {', '.join(warnings)})" if warnings else ""
         return f"PASS  {name}  {len(verdict.exchange.events)} events{tail}"
     first = next(f for f in verdict.findings if f.check == verdict.failed_checks[0])
-    return f"FAIL  {name}  {', '.join(verdict.failed_checks)}: {first}"
+    return f"FAIL  {name}  {', '.join(verdict.failed_checks)}: {first.detail}"

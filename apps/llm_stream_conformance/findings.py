@@ -24,9 +24,14 @@ class Finding:
         return cls(diagnostic.rule, diagnostic.message, diagnostic.severity, diagnostic.line)
 
     def __str__(self) -> str:
+        return f"{self.check} {self.detail}"
+
+    @property
+    def detail(self) -> str:
+        """The finding without its check: severity, line and message."""
         where = f"line {self.line}: " if self.line else ""
         marker = "warning: " if self.severity is Severity.WARNING else ""
-        return f"{self.check} {marker}{where}{self.message}"
+        return f"{marker}{where}{self.message}"
 
     def as_dict(self) -> dict[str, object]:
         return {"check": self.check, "severity": self.severity.value, "line": self.line,
