@@ -73,6 +73,15 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def load(session: nox.Session) -> None:
+    """200 concurrent streams through `llm-stream serve` as a gateway in front of a loopback
+    upstream, against the same upstream read directly: order and completeness checked, added
+    latency per event (p50, p99) and throughput reported. Loopback only; stops by itself."""
+    install(session)
+    session.run("python", "bench/load.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def docs(session: nox.Session) -> None:
     """Build the documentation site into site-build/, failing on any warning."""
     install(session)

@@ -98,6 +98,7 @@ class Progress:
 
 
 _END = object()
+_TICK = object()
 
 
 async def _pump(batches: EventStream, queue: asyncio.Queue[object]) -> None:
@@ -110,6 +111,35 @@ async def _pump(batches: EventStream, queue: asyncio.Queue[object]) -> None:
         await queue.put(broke)
     finally:
         await batches.aclose()
+
+
+def _tick(queue: asyncio.Queue[object]) -> None:
+    if queue.empty():
+        queue.put_nowait(_TICK)
+
+
+async def _next(queue: asyncio.Queue[object], timeout: float) -> object:
+    """The next item of the queue, or _TICK after `timeout` seconds without one (a timer
+    rather than a task a wait, since nearly every event is waited for)."""
+    if not queue.empty():
+        return queue.get_nowait()
+    timer = asyncio.get_running_loop().call_later(timeout, _tick, queue)
+    try:
+        return await queue.get()
+    finally:
+        timer.cancel()
+
+
+def _coalesce(first: EventBatch, queue: asyncio.Queue[object]) -> tuple[EventBatch, object]:
+    """`first` with the batches queued behind it, so that a client that fell behind gets
+    them in one write; also the first queued item that is not a batch, or None."""
+    events = list(first)
+    while not queue.empty():
+        item = queue.get_nowait()
+        if not isinstance(item, list):
+            return events, item
+        events.extend(item)
+    return events, None
 
 
 async def relay(
@@ -125,25 +155,28 @@ async def relay(
     record = progress.record
     try:
         quiet_since = loop.time()
+        pending: object = None
         while not progress.ended:
-            if queue.empty():
-                left = deadlines.silence - (loop.time() - quiet_since)
-                try:
-                    item = await asyncio.wait_for(queue.get(), min(deadlines.keep_alive, left))
-                except TimeoutError:
-                    if loop.time() - quiet_since >= deadlines.silence:
-                        yield framing.write(progress.finish(
-                            "internal_error",
-                            f"the upstream sent nothing for {deadlines.silence:g} s"))
-                        record.outcome = "upstream_silent"
-                        break
-                    yield KEEP_ALIVE
-                    continue
+            if pending is not None:
+                item, pending = pending, None
             else:
-                item = queue.get_nowait()
+                left = deadlines.silence - (loop.time() - quiet_since)
+                item = await _next(queue, min(deadlines.keep_alive, left))
+            if item is _TICK:
+                quiet = loop.time() - quiet_since
+                if quiet >= deadlines.silence:
+                    yield framing.write(progress.finish(
+                        "internal_error",
+                        f"the upstream sent nothing for {deadlines.silence:g} s"))
+                    record.outcome = "upstream_silent"
+                    break
+                if quiet >= deadlines.keep_alive:
+                    yield KEEP_ALIVE
+                continue
             quiet_since = loop.time()
             if isinstance(item, list):
-                yield framing.write(progress.take(item))
+                events, pending = _coalesce(item, queue)
+                yield framing.write(progress.take(events))
             elif isinstance(item, UpstreamBroke):
                 yield framing.write(progress.finish(item.code, item.message))
                 record.outcome = f"upstream_broke:{item.code}"
@@ -151,7 +184,8 @@ async def relay(
                 yield framing.write(progress.finish(
                     "internal_error", "the upstream ended its stream without stream.end"))
                 record.outcome = "upstream_cut"
-        yield framing.close()
+        if ending := framing.close():
+            yield ending
     except (asyncio.CancelledError, GeneratorExit):
         record.outcome = "client_closed"
         raise
