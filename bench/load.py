@@ -23,8 +23,7 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import httpx
+from urllib.parse import urlsplit
 
 from llm_stream import Decoder, Encoder
 from llm_stream.registry import REQUEST_MEDIA_TYPE
@@ -32,6 +31,7 @@ from llm_stream_server.replay import Received, ReplayServer, Reply
 
 TIME_LIMIT = 600.0
 """Seconds after which the whole run is abandoned, whatever it is doing."""
+ROUND_LIMIT = 180.0
 
 
 # The upstream ----------------------------------------------------------------------------
@@ -88,18 +88,39 @@ class Run:
         return statistics.quantiles(self.latencies_ms, n=1000)[int(p * 10) - 1]
 
 
-async def one_stream(client: httpx.AsyncClient, url: str, model: str, run: Run,
-                     expected: int) -> None:
+async def open_stream(url: str, model: str) -> tuple[asyncio.StreamReader,
+                                                     asyncio.StreamWriter, int]:
+    """POST a request for `model` and read the response head: a client of its own, lighter
+    than any general HTTP client, so that the client's own cost stays out of the figures."""
+    address = urlsplit(url)
+    reader, writer = await asyncio.open_connection(address.hostname, address.port)
     body = (b'{"version":"1.0","stream":true,"model":"' + model.encode()
             + b'","messages":[{"role":"user","content":"load"}]}')
+    writer.write(b"POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: %s\r\n"
+                 b"Accept: text/event-stream\r\nContent-Length: %d\r\n\r\n%s" % (
+                     address.path.encode(), address.netloc.encode(),
+                     REQUEST_MEDIA_TYPE.encode(), len(body), body))
+    head = await reader.readuntil(b"\r\n\r\n")
+    if b"chunked" not in head.lower():
+        raise ValueError(f"expected a chunked body: {head[:200]!r}")
+    return reader, writer, int(head.split(b" ", 2)[1])
+
+
+async def chunks(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
+    """The pieces of a chunked body, as they arrive."""
+    while size := int((await reader.readuntil(b"\r\n")).split(b";")[0], 16):
+        yield (await reader.readexactly(size + 2))[:-2]
+
+
+async def one_stream(url: str, model: str, run: Run, expected: int) -> None:
+    reader, writer, status = await open_stream(url, model)
     decoder = Decoder(typed=False)
     seen = 0
-    async with client.stream("POST", url, content=body, headers={
-            "Content-Type": REQUEST_MEDIA_TYPE, "Accept": "text/event-stream"}) as response:
-        if response.status_code != 200:
-            run.faults.append(f"HTTP {response.status_code}")
+    try:
+        if status != 200:
+            run.faults.append(f"HTTP {status}")
             return
-        async for chunk in response.aiter_raw():
+        async for chunk in chunks(reader):
             arrived = time.monotonic_ns()
             for event in decoder.feed(chunk):
                 run.events += 1
@@ -110,6 +131,8 @@ async def one_stream(client: httpx.AsyncClient, url: str, model: str, run: Run,
                     run.faults.append(f"delta {index} arrived where {seen} was expected")
                 seen = int(index) + 1
                 run.latencies_ms.append((arrived - int(sent)) / 1e6)
+    finally:
+        writer.close()
     decoder.close()
     if seen != expected:
         run.faults.append(f"{seen} of {expected} deltas arrived")
@@ -126,12 +149,11 @@ async def round_of(url: str, streams: int, events: int, pause_ms: int,
                    process: int | None = None) -> Run:
     run = Run()
     cpu_before = cpu_seconds(process) if process else 0.0
-    limits = httpx.Limits(max_connections=streams, max_keepalive_connections=streams)
-    async with httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(60.0)) as client:
-        started = time.monotonic()
-        await asyncio.gather(*(one_stream(client, url, f"load-{events}-{pause_ms}", run, events)
-                               for _ in range(streams)))
-        run.seconds = time.monotonic() - started
+    started = time.monotonic()
+    await asyncio.wait_for(asyncio.gather(*(
+        one_stream(url, f"load-{events}-{pause_ms}", run, events) for _ in range(streams))),
+        ROUND_LIMIT)
+    run.seconds = time.monotonic() - started
     run.cpu_seconds = cpu_seconds(process) - cpu_before if process else 0.0
     return run
 
@@ -144,7 +166,10 @@ def start(command: list[str], marker: str) -> tuple[subprocess.Popen[str], str]:
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     stream = process.stdout if marker == "" else process.stderr
-    assert stream is not None
+    assert stream is not None and process.stderr is not None
+    if stream is not process.stderr:
+        threading.Thread(target=lambda: sys.stderr.writelines(process.stderr or ()),
+                         daemon=True).start()
     line = stream.readline()
     if marker not in line or "http://127.0.0.1:" not in line:
         process.kill()

@@ -112,12 +112,14 @@ def build_upstream(args: argparse.Namespace) -> Upstream:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before the server starts so that port 0 can be reported."""
+    """The listening socket, listening before the server starts, so that the port (0 picks one)
+    can be reported and nobody who connects after the report is refused."""
     try:
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         listening = socket.socket(family, socket.SOCK_STREAM)
         listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listening.bind((host, port))
+        listening.listen(2048)  # connections wait from now on, before uvicorn accepts them
     except OSError as exc:
         raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
     return listening

@@ -103,6 +103,8 @@ class ReplayServer:
             return False
         finally:
             peer_gone.cancel()
+            with contextlib.suppress(asyncio.CancelledError, ConnectionError):
+                await peer_gone
 
     def _note_hang_up(self) -> None:
         self.hung_up += 1
@@ -116,12 +118,26 @@ class ReplayServer:
         port: list[int] = []
         stop = loop.create_future()
 
+        handlers: set[asyncio.Task[None]] = set()
+
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            handlers.add(task)
+            try:
+                await self.handle(reader, writer)
+            finally:
+                handlers.discard(task)
+
         async def serve() -> None:
-            server = await asyncio.start_server(self.handle, "127.0.0.1", 0)
+            server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
             port.append(server.sockets[0].getsockname()[1])
             started.set()
             async with server:
                 await stop
+            for task in list(handlers):
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
 
         thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
         thread.start()
