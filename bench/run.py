@@ -25,6 +25,7 @@ from llm_stream import Decoder
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_sse import rates
+from bench_translate import translate_table
 from bench_validators import compare_validators
 
 EVENTS = 100_000
@@ -160,12 +161,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memory-bytes", type=int, default=1_000_000_000)
     parser.add_argument("--skip", nargs="*", default=[], choices=["decoder", "validators",
-                                                                   "memory"])
+                                                                   "memory", "translate"])
     args = parser.parse_args()
     if "validators" not in args.skip:
         validators_table()
     if "decoder" not in args.skip:
         decoder_table()
+    if "translate" not in args.skip:
+        translate_table()
     if "memory" not in args.skip:
         memory_report(args.memory_bytes)
 

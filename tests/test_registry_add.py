@@ -29,13 +29,13 @@ import yaml
 from llm_stream_codegen import registry_add
 from llm_stream_codegen.check import check
 from llm_stream_codegen.cli import main
-from llm_stream_codegen.load import load
+from llm_stream_codegen.load import SOURCE_DIRS, load
 from llm_stream_codegen.render import renderers
 
 ROOT = Path(__file__).resolve().parent.parent
 Registered = tuple[Path, dict[str, str], str, str]
 """The copy, its files' hashes before the registration, and the command's stdout and stderr."""
-COPIED = ("spec", "schemas", "registry", "generated")
+COPIED = (*SOURCE_DIRS, "generated")
 NAME = "audio.delta"
 
 PROPOSAL: dict[str, Any] = {

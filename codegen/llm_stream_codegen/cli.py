@@ -38,7 +38,9 @@ def toolchain_parser() -> argparse.ArgumentParser:
         description="The LLM-Stream 1.0 toolchain: generate, check and register.",
         epilog="Streams: `llm-stream check [--json] [--tools FILE] PATH|-` checks a captured "
         "response, `llm-stream check-request PATH|-` a request body, `llm-stream decode PATH|-` "
-        "prints the events as JSON Lines; each takes --help. Endpoints: `llm-stream serve` runs "
+        "prints the events as JSON Lines, `llm-stream translate --from FORMAT|--to openai-chat "
+        "PATH|-` translates vendor streams, `llm-stream translate-request --from FORMAT|--to "
+        "FORMAT PATH|-` request bodies; each takes --help. Endpoints: `llm-stream serve` runs "
         "one (a mock model or a gateway), `llm-stream conformance URL` tests a live one.",
     )
     commands = parser.add_subparsers(dest="command", required=True)

@@ -68,25 +68,34 @@ def environment() -> Environment:
 
 
 def static_python(spec: Spec) -> Iterator[Artifact]:
-    """Modules that do not depend on the spec: copied with the generated-file header."""
-    for path in sorted((TEMPLATES / "python" / "static").glob("*.py")):
-        name = f"python/static/{path.name}"
+    """Modules that do not depend on the spec: copied with the generated-file header; a folder
+    of static/ is a subpackage of the bindings."""
+    static = TEMPLATES / "python" / "static"
+    for path in sorted(static.rglob("*.py")):
+        module = path.relative_to(static).as_posix()
+        name = f"python/static/{module}"
         header = python_header(spec, f"codegen/templates/{name}", inputs_hash(spec, name))
-        yield Artifact(f"{PACKAGE_DIR}/{path.name}", (header + path.read_text()).encode())
+        yield Artifact(f"{PACKAGE_DIR}/{module}", (header + path.read_text()).encode())
     yield Artifact(f"{PACKAGE_DIR}/py.typed", b"")  # PEP 561: the bindings ship their types
+
+
+RENDERED_PACKAGES = ("", "translate/")
+"""The folders of templates/python whose *.py.j2 are modules (parts/ holds included pieces)."""
 
 
 def rendered_python(spec: Spec) -> Iterator[Artifact]:
     """Modules rendered from the spec with a jinja template each."""
     env = environment()
     version, seq_max = envelope_constants(spec.schemas[ENVELOPE_ID].document)
-    for path in sorted((TEMPLATES / "python").glob("*.py.j2")):
-        name = f"python/{path.name}"
-        header = python_header(
-            spec, f"the spec source and codegen/templates/{name}", inputs_hash(spec, name)
-        )
-        body = env.get_template(name).render(spec=spec, version=version, seq_max=seq_max)
-        yield Artifact(f"{PACKAGE_DIR}/{path.name.removesuffix('.j2')}", (header + body).encode())
+    for package in RENDERED_PACKAGES:
+        for path in sorted((TEMPLATES / "python" / package).glob("*.py.j2")):
+            name = f"python/{package}{path.name}"
+            header = python_header(
+                spec, f"the spec source and codegen/templates/{name}", inputs_hash(spec, name)
+            )
+            body = env.get_template(name).render(spec=spec, version=version, seq_max=seq_max)
+            module = f"{package}{path.name.removesuffix('.j2')}"
+            yield Artifact(f"{PACKAGE_DIR}/{module}", (header + body).encode())
 
 
 Renderer = Callable[[Spec], Iterator[Artifact]]

@@ -34,8 +34,10 @@ from .model import (
     SchemaDoc,
     Spec,
     StateMachine,
+    VendorMap,
 )
 from .render import Artifact, environment, inputs_hash, markup_header
+from .render_mappings import MAPPINGS_INDEX, mapping_page, shown_rows, vendor_values
 from .render_registry import RegistryTable, registry_tables
 from .schema_walk import iter_nodes, resolve_ref
 
@@ -48,16 +50,9 @@ REQUEST_PAGE = "spec/request.md"
 MEDIA_TYPES_PAGE = "spec/media-types.md"
 EVENTS_INDEX = "events/index.md"
 REGISTRIES_INDEX = "registries/index.md"
-MAPPINGS_PAGE = "mappings.md"
 VOCABULARIES = ("stop-reasons", "error-codes")
 REQUEST_ID = URN + "request:1.0"
 STREAM_EXAMPLE_FOLDERS = ("complete/", "valid-extra/")
-VENDOR_TITLES = {
-    "openai-chat": "OpenAI Chat Completions",
-    "openai-responses": "OpenAI Responses",
-    "anthropic": "Anthropic Messages",
-    "gemini": "Gemini",
-}
 # The labels of RFC 6838's registration template (section 5.6), in its order.
 MEDIA_TEMPLATE_LABELS = {
     "type_name": "Type name",
@@ -768,9 +763,15 @@ def pages(spec: Spec) -> list[Page]:
         }),
         Page(REGISTRIES_INDEX, "Registries", "docs/registries-index.md.j2",
              {"tables": list(tables.values())}),
-        Page(MAPPINGS_PAGE, "Vendor mappings", "docs/mappings.md.j2",
-             {"vendor_titles": VENDOR_TITLES}),
+        Page(MAPPINGS_INDEX, "Vendor mappings", "docs/mappings-index.md.j2", {}),
     ]
+    for mappings in spec.mappings.values():
+        result.append(Page(mapping_page(mappings.format), mappings.title, "docs/mapping.md.j2", {
+            "mappings": mappings,
+            "tables": [(m, shown_rows(m, _value_links(spec, m, mapping_page(mappings.format))))
+                       for m in mappings.maps.values()],
+            "examples": _worked_examples(spec, mappings.format),
+        }))
     for event in spec.event_types:
         path = event_page(event.name)
         document = spec.schemas[event.schema_id]
@@ -781,7 +782,6 @@ def pages(spec: Spec) -> list[Page]:
             "near": neighbours(spec, event),
             "examples": event_examples(spec, event.name),
             "rules": _event_rules(spec, event),
-            "vendor_titles": VENDOR_TITLES,
         }))
     for table in tables.values():
         result.append(Page(registry_page(table.id), short_title(spec, table.title),
@@ -792,9 +792,33 @@ def pages(spec: Spec) -> list[Page]:
                            "docs/vocabulary.md.j2", {
             "registry": registry,
             "uses": _vocabulary_rules(spec, registry.schema_id),
-            "vendor_titles": VENDOR_TITLES,
+            "vendor_values": {entry.value: vendor_values(spec, name, entry.value)
+                              for entry in registry.entries},
         }))
     return result
+
+
+def _worked_examples(spec: Spec, fmt: str) -> list[tuple[ShownExample, ShownExample]]:
+    """The vendor streams of a format, each with the LLM-Stream body it translates into (the
+    spec check holds the two to each other byte for byte)."""
+    by_file = {e.file: e for e in spec.examples}
+    return [(shown(e), shown(by_file[e.translation["into"]])) for e in spec.examples
+            if e.translation is not None and e.translation["format"] == fmt]
+
+
+def _value_links(spec: Spec, vendor_map: VendorMap, page: str) -> dict[str, str]:
+    """Links from a map's LLM-Stream values to where each is defined: a vocabulary page's
+    section, else the registry page."""
+    links = Links(spec, page)
+    if vendor_map.registry is None:
+        return {}
+    registry = spec.value_registries.get(vendor_map.registry)
+    if registry is None:
+        return {}
+    if vendor_map.registry in VOCABULARIES:
+        target = vocabulary_page(vendor_map.registry)
+        return {v: links.to(target, value_anchor(v)) for v in registry.values}
+    return {v: links.to(registry_page(vendor_map.registry)) for v in registry.values}
 
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -822,6 +846,7 @@ def render_page(spec: Spec, page: Page) -> Artifact:
     env.filters["prose"] = prose
     env.globals.update(slug=slug, rule_anchor=rule_anchor, decision_anchor=decision_anchor,
                        schema_anchor=schema_anchor, value_anchor=value_anchor, vendors=VENDORS,
+                       mapping_page=mapping_page, mappings_index=MAPPINGS_INDEX,
                        vocabularies={name: vocabulary_page(name) for name in VOCABULARIES},
                        group_rules=lambda group: schema_rule_ids(group.document))
     links = Links(spec, page.path)

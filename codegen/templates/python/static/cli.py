@@ -1,4 +1,5 @@
-"""`llm-stream check`, `check-request` and `decode`: the bindings' command line.
+"""`llm-stream check`, `check-request`, `decode` and `translate-request`: the bindings'
+command line.
 
 Exit codes: 0 conforming, 1 not conforming, 2 usage or I/O error. A capture may be a bare
 response body or a whole HTTP response (status line and headers first, as curl -i saves it);
@@ -16,7 +17,8 @@ from typing import IO, Any
 from .decoder import Decoder
 from .diagnostics import Diagnostic, Severity
 from .jsontext import loads
-from .request import check_request_text
+from .request import check_request_text, line_of_pointer
+from .translate import FORMATS, FROM_FORMATS, TranslationError, request_from, request_to
 
 CHUNK = 1 << 16
 
@@ -170,6 +172,45 @@ def _check_request(args: argparse.Namespace) -> int:
     return 0 if _conforming(diagnostics) else 1
 
 
+def _json_text(path: str, text: str) -> Any:
+    """The JSON value of a text, or a usage error naming the line where it stops being JSON."""
+    try:
+        return loads(text)
+    except ValueError as exc:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as located:
+            raise UsageError(f"{path}:{located.lineno}: not JSON: {located.msg} "
+                             f"(column {located.colno})") from exc
+        raise UsageError(f"{path}:1: not JSON: {exc}") from exc
+
+
+def _translate_request(args: argparse.Namespace) -> int:
+    """A request body between our media type and a vendor's; the result on stdout. Exit 1
+    names the field that cannot be carried, or the rule a translated request of ours breaks."""
+    with _open(args.path) as stream:
+        raw = stream.read()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{args.path}: not UTF-8: {exc}") from exc
+    body = _json_text(args.path, text)
+    try:
+        result = request_from(args.source, body) if args.source else request_to(args.target, body)
+    except TranslationError as exc:
+        line = line_of_pointer(text, exc.pointer)
+        print(f"{args.path}:{line}: {exc.field or '(body)'}: {exc.message}", file=sys.stderr)
+        return 1
+    output = json.dumps(result, ensure_ascii=False, indent=2) + "\n"
+    if args.source:
+        diagnostics = check_request_text(output)
+        _print("(translated request)", diagnostics, sys.stderr)
+        if not _conforming(diagnostics):
+            return 1
+    sys.stdout.write(output)
+    return 0
+
+
 def _decode(args: argparse.Namespace) -> int:
     decoder = Decoder(typed=False, max_line_bytes=args.max_line_bytes,
                       max_event_bytes=args.max_event_bytes)
@@ -204,10 +245,24 @@ def parser() -> argparse.ArgumentParser:
     request.add_argument("path", metavar="PATH|-")
     request.set_defaults(handler=_check_request)
 
+    translate_request = commands.add_parser(
+        "translate-request", help="translate a request body from or to a vendor's format")
+    direction = translate_request.add_mutually_exclusive_group(required=True)
+    direction.add_argument("--from", dest="source", choices=FROM_FORMATS, metavar="FORMAT",
+                           help=f"a vendor's body into ours ({', '.join(FROM_FORMATS)})")
+    direction.add_argument("--to", dest="target", choices=FORMATS, metavar="FORMAT",
+                           help=f"ours into a vendor's body ({', '.join(FORMATS)})")
+    translate_request.add_argument("path", metavar="PATH|-")
+    translate_request.set_defaults(handler=_translate_request)
+
     decode = commands.add_parser("decode", help="print the events as JSON Lines")
     limits(decode)
     decode.add_argument("path", metavar="PATH|-")
     decode.set_defaults(handler=_decode)
+
+    from .translate.command import add_parser as add_translate
+
+    add_translate(commands)
     return root
 
 
