@@ -160,7 +160,7 @@ def test_a_silent_upstream_ends_the_stream_with_an_error(tmp_path: Path) -> None
     assert time.monotonic() - started < 10
     events = checked(response.content, tmp_path)
     assert [e["type"] for e in events] == ["stream.start", "error", "stream.end"]
-    assert events[1]["code"] == "internal_error"
+    assert events[1]["code"] == "truncated"
     assert "0.4 s" in events[1]["message"]
     assert events[-1]["request_id"] == "req-7"
 
@@ -214,7 +214,7 @@ def test_an_upstream_cut_mid_stream_ends_with_error_and_stream_end(tmp_path: Pat
         response = post(f"{url}/v1/stream", request())
     events = checked(response.content, tmp_path)
     assert [e["type"] for e in events][-2:] == ["error", "stream.end"]
-    assert events[-2]["code"] == "internal_error"
+    assert events[-2]["code"] == "truncated"
 
 
 def test_an_unreachable_upstream_is_a_502() -> None:

@@ -9,7 +9,9 @@ header carries the profile `llm-stream-1.0` or the body is `application/llm-requ
 
 from __future__ import annotations
 
+import json
 import time
+import uuid
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -25,10 +27,12 @@ from llm_stream import check_request_text
 from llm_stream.diagnostics import Severity
 from llm_stream.jsontext import loads
 from llm_stream.registry import REQUEST_MEDIA_TYPE
+from llm_stream.translate import OpenAIChatWriter, TranslationError, request_from
 
 from .access_log import StreamRecord
+from .completion import fold
 from .errors import ErrorReply
-from .negotiation import EVENT_STREAM, Wire, accepts, request_wire
+from .negotiation import EVENT_STREAM, Wire, accepts, asks_for_llm_stream, request_wire
 from .relay import Deadlines, Framing, LLMStreamFraming, Progress, relay
 from .upstream import Upstream
 
@@ -90,12 +94,50 @@ class _Server:
             wire = request_wire(request.headers.get("content-type"))
             if wire is Wire.LLM_STREAM:
                 return await self._answer_llm_stream(request, record)
-            raise ErrorReply(
-                415, "unsupported_media_type",
-                f"this route takes application/json or {REQUEST_MEDIA_TYPE} requests",
-                headers={"Accept-Post": f"application/json, {REQUEST_MEDIA_TYPE}"})
+            if wire is not Wire.OPENAI_CHAT:
+                raise ErrorReply(
+                    415, "unsupported_media_type",
+                    f"this route takes application/json or {REQUEST_MEDIA_TYPE} requests",
+                    headers={"Accept-Post": f"application/json, {REQUEST_MEDIA_TYPE}"})
+            return await self._answer_openai(request, record)
         except ErrorReply as refusal:
             return self._refuse(refusal, wire_of_errors(request), record)
+
+    async def _answer_openai(self, request: Request, record: StreamRecord) -> Response:
+        """An OpenAI chat request, read into ours and checked, answered in chunks, in one
+        chat.completion (`stream` false), or in LLM-Stream when the Accept profile asks."""
+        body = await read_body(request, self.options.max_body_bytes)
+        try:
+            openai_request = loads(body)
+            ours = request_from("openai-chat", openai_request)
+        except TranslationError as refused:
+            raise ErrorReply(400, "invalid_request", str(refused),
+                             param=refused.field or None) from None
+        except ValueError as exc:
+            raise ErrorReply(400, "invalid_request", f"the body is not JSON: {exc}") from None
+        checked = checked_request(json.dumps(ours).encode())
+        record.model = checked["model"]
+        if asks_for_llm_stream(request.headers.get("accept")):
+            return await self._stream(checked, LLMStreamFraming(), record)
+        writer = OpenAIChatWriter(completion_id=f"chatcmpl-{uuid.uuid4().hex}",
+                                  model=checked["model"], created=int(time.time()))
+        if openai_request.get("stream") is True:
+            return await self._stream(checked, writer, record)
+        return await self._complete(checked, writer, record)
+
+    async def _complete(
+        self, checked: Mapping[str, Any], writer: OpenAIChatWriter, record: StreamRecord
+    ) -> Response:
+        """The whole answer at once: the writer's chunks, folded."""
+        batches = await self.upstream.open(checked)
+        progress = Progress(start_fields(checked), record)
+        chunks = [piece async for piece in relay(batches, writer, progress,
+                                                 self.options.deadlines)]
+        completion, error = fold(b"".join(chunks))
+        if error is not None:  # the access log has its line, from the relay
+            return ErrorReply(502, str(error.get("code") or "internal_error"),
+                              str(error.get("message"))).response(Wire.OPENAI_CHAT)
+        return JSONResponse(completion)
 
     async def _answer_llm_stream(self, request: Request, record: StreamRecord) -> Response:
         """Check an LLM-Stream request and stream the upstream's answer to it."""

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import httpx
 
 from llm_stream import Decoder, Diagnostic
 from llm_stream.registry import REQUEST_MEDIA_TYPE, RESPONSE_PROFILE_MEDIA_TYPE
+from llm_stream.translate import TranslationError, request_path, request_to, stream_translator
 
 from .errors import ErrorReply, upstream_failure
 from .upstream import EventStream, UpstreamBroke
@@ -45,32 +47,49 @@ class VendorFormat:
     name: str
     default_url: str | None
     key_env: str | None
-    path: str
-    """Appended to the base URL; {model} stands for the request's model."""
-    body: Callable[[Mapping[str, Any]], dict[str, Any]]
-    reader: Callable[[Mapping[str, Any]], StreamReader]
     auth: Callable[[str], dict[str, str]]
+    headers: Mapping[str, str] = field(default_factory=dict)
+    content_type: str = "application/json"
     accept: str = "text/event-stream"
+
+    def path(self, model: str) -> str:
+        """Where the streaming endpoint is, under the base URL."""
+        return "" if self.name == "llm-stream" else request_path(self.name, model)
+
+    def body(self, request: Mapping[str, Any]) -> dict[str, Any]:
+        """The request in the upstream's format; TranslationError when it cannot say it."""
+        return dict(request) if self.name == "llm-stream" else request_to(self.name, request)
+
+    def reader(self, request: Mapping[str, Any]) -> StreamReader:
+        """What turns the upstream's bytes into LLM-Stream events for `request`."""
+        if self.name == "llm-stream":
+            return Decoder(typed=False)
+        request_id = (request.get("metadata") or {}).get("request_id")
+        return stream_translator(self.name, model=request["model"], created=int(time.time()),
+                                 request_id=request_id if isinstance(request_id, str) else None)
 
 
 def _bearer(key: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {key}"}
 
 
-def _as_is(request: Mapping[str, Any]) -> dict[str, Any]:
-    return dict(request)
-
-
-def _decoder(_: Mapping[str, Any]) -> StreamReader:
-    return Decoder(typed=False)
-
-
 FORMATS: dict[str, VendorFormat] = {
-    "llm-stream": VendorFormat(
-        "llm-stream", None, "LLM_STREAM_API_KEY", "", _as_is, _decoder, _bearer,
-        accept=RESPONSE_PROFILE_MEDIA_TYPE),
+    "openai-chat": VendorFormat("openai-chat", "https://api.openai.com", "OPENAI_API_KEY",
+                                _bearer),
+    "openai-responses": VendorFormat("openai-responses", "https://api.openai.com",
+                                     "OPENAI_API_KEY", _bearer),
+    "anthropic": VendorFormat("anthropic", "https://api.anthropic.com", "ANTHROPIC_API_KEY",
+                              lambda key: {"x-api-key": key},
+                              headers={"anthropic-version": "2023-06-01"}),
+    "gemini": VendorFormat("gemini", "https://generativelanguage.googleapis.com",
+                           "GEMINI_API_KEY", lambda key: {"x-goog-api-key": key}),
+    "llm-stream": VendorFormat("llm-stream", None, "LLM_STREAM_API_KEY", _bearer,
+                               content_type=REQUEST_MEDIA_TYPE,
+                               accept=RESPONSE_PROFILE_MEDIA_TYPE),
 }
-"""Every upstream format the gateway speaks, by the name `--upstream` takes."""
+"""Every upstream format the gateway speaks, by the name `--upstream` takes; the base URL is
+the server's root (the path of the vendor's streaming endpoint is appended), except for an
+LLM-Stream upstream, whose URL is the endpoint's own."""
 
 
 class Gateway:
@@ -98,19 +117,21 @@ class Gateway:
     def name(self) -> str:
         return self.vendor.name
 
-    def url(self, request: Mapping[str, Any]) -> str:
-        return self.base_url + self.vendor.path.format(model=request["model"])
-
     async def open(self, request: Mapping[str, Any]) -> EventStream:
-        body = self.vendor.body(request)
+        try:
+            body = self.vendor.body(request)
+        except TranslationError as refused:
+            raise ErrorReply(400, "invalid_request",
+                             f"{self.vendor.name} cannot express {refused}",
+                             param=refused.field or None) from None
         headers = {
-            "Content-Type": REQUEST_MEDIA_TYPE if self.vendor.name == "llm-stream"
-            else "application/json",
+            "Content-Type": self.vendor.content_type,
             "Accept": self.vendor.accept,
+            **self.vendor.headers,
             **(self.vendor.auth(self.api_key) if self.api_key else {}),
         }
         outgoing = self.client.build_request(
-            "POST", self.url(request), headers=headers,
+            "POST", self.base_url + self.vendor.path(request["model"]), headers=headers,
             content=json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
         try:
             response = await self.client.send(outgoing, stream=True)
@@ -136,7 +157,7 @@ class Gateway:
                 yield tail
         except httpx.HTTPError as exc:
             raise UpstreamBroke(
-                "internal_error",
+                "truncated",
                 f"the upstream connection failed mid-stream ({type(exc).__name__})") from None
         finally:
             await response.aclose()

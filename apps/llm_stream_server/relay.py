@@ -166,8 +166,7 @@ async def relay(
                 quiet = loop.time() - quiet_since
                 if quiet >= deadlines.silence:
                     yield framing.write(progress.finish(
-                        "internal_error",
-                        f"the upstream sent nothing for {deadlines.silence:g} s"))
+                        "truncated", f"the upstream sent nothing for {deadlines.silence:g} s"))
                     record.outcome = "upstream_silent"
                     break
                 if quiet >= deadlines.keep_alive:
@@ -182,7 +181,7 @@ async def relay(
                 record.outcome = f"upstream_broke:{item.code}"
             else:
                 yield framing.write(progress.finish(
-                    "internal_error", "the upstream ended its stream without stream.end"))
+                    "truncated", "the upstream ended its stream without stream.end"))
                 record.outcome = "upstream_cut"
         if ending := framing.close():
             yield ending
