@@ -1,12 +1,13 @@
 """`nox -s load`: many concurrent streams through the gateway, against the same upstream read
 directly. Loopback only, bounded, and it stops by itself.
 
-Three processes: an upstream that makes LLM-Stream bodies as it sends them (each content.delta
-carries its index and the upstream's monotonic send time), `llm-stream serve` as a gateway in
-front of it, and this one, the client, which opens every stream at once, decodes each body,
-checks that every event arrived, in order, conforming, and takes each delta's latency from its
-send time to its arrival. Latency is measured with events paced as a model sends tokens;
-throughput with the upstream sending as fast as it can. The gateway's figures are reported
+Three processes: an upstream that makes OpenAI Chat chunks as it sends them (each content chunk
+carries its index and the upstream's monotonic send time), `llm-stream serve --upstream
+openai-chat` as a gateway translating them in front of it, and this one, the client, which
+opens every stream at once, decodes each body, checks that every event arrived, in order,
+conforming, and takes each delta's latency from its send time to its arrival. Latency is
+measured with events paced as a model sends tokens; throughput with the upstream sending as
+fast as it can. The gateway's figures are reported
 against the same upstream read directly, in the same run.
 """
 
@@ -27,6 +28,7 @@ from urllib.parse import urlsplit
 
 from llm_stream import Decoder, Encoder
 from llm_stream.registry import REQUEST_MEDIA_TYPE
+from llm_stream.translate import OpenAIChatWriter, stream_translator
 from llm_stream_server.replay import Received, ReplayServer, Reply
 
 TIME_LIMIT = 600.0
@@ -44,21 +46,30 @@ def _plan(model: str) -> tuple[int, float]:
 
 
 def upstream_reply(request: Received) -> Reply:
+    """LLM-Stream on /v1/stream, OpenAI Chat chunks (written from the same events) elsewhere."""
     import json
 
     events, pause = _plan(json.loads(request.body)["model"])
+    openai = request.path != "/v1/stream"
 
     async def body() -> AsyncIterator[bytes]:
         encoder = Encoder()
-        yield encoder.event("stream.start", model="load", created=1749292800)
+        writer = OpenAIChatWriter(completion_id="chatcmpl-load", model="load", created=1)
+
+        def framed(*envelopes: dict[str, object]) -> bytes:
+            if openai:
+                return writer.write(envelopes)
+            return b"".join(encoder.encode(e) for e in envelopes)
+
+        yield framed({"type": "stream.start", "model": "load", "created": 1749292800})
         for index in range(events):
             if pause:
                 await asyncio.sleep(pause)
-            yield encoder.event("content.delta", index=0, role="assistant",
-                                delta={"text": f"{index}:{time.monotonic_ns()}"})
-        yield (encoder.event("content.stop", index=0, stop_reason="end_turn")
-               + encoder.event("usage", input_tokens=1, output_tokens=events)
-               + encoder.event("stream.end"))
+            yield framed({"type": "content.delta", "index": 0, "role": "assistant",
+                          "delta": {"text": f"{index}:{time.monotonic_ns()}"}})
+        yield framed({"type": "content.stop", "index": 0, "stop_reason": "end_turn"},
+                     {"type": "usage", "input_tokens": 1, "output_tokens": events},
+                     {"type": "stream.end"}) + (writer.close() if openai else b"")
 
     return Reply(stream=body)
 
@@ -114,7 +125,8 @@ async def chunks(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
 
 async def one_stream(url: str, model: str, run: Run, expected: int) -> None:
     reader, writer, status = await open_stream(url, model)
-    decoder = Decoder(typed=False)
+    decoder = (stream_translator("openai-chat") if url.endswith("/chat/completions")
+               else Decoder(typed=False))
     seen = 0
     try:
         if status != 200:
@@ -198,11 +210,11 @@ def main() -> int:
     upstream, upstream_url = start([sys.executable, str(Path(__file__)), "--serve-upstream"], "")
     command = Path(sys.executable).with_name("llm-stream")
     gateway, gateway_url = start(
-        [str(command), "serve", "--port", "0", "--upstream", "llm-stream",
-         "--upstream-url", f"{upstream_url}/v1/stream"], "listening on ")
+        [str(command), "serve", "--port", "0", "--upstream", "openai-chat",
+         "--upstream-url", upstream_url], "listening on ")
     try:
-        return asyncio.run(measure(args, f"{upstream_url}/v1/stream", f"{gateway_url}/v1/stream",
-                                   gateway.pid))
+        return asyncio.run(measure(args, f"{upstream_url}/v1/chat/completions",
+                                   f"{gateway_url}/v1/stream", gateway.pid))
     finally:
         for process in (gateway, upstream):
             process.terminate()
@@ -223,8 +235,9 @@ async def measure(args: argparse.Namespace, direct_url: str, gateway_url: str,
     flood = {name: await round_of(url, args.streams, args.flood_events, 0, pid)
              for name, url, pid in targets}
     print(f"load: {args.streams} concurrent streams through `llm-stream serve --upstream "
-          f"llm-stream` (its own process) in front of a loopback upstream, against the same "
-          f"upstream read directly\n")
+          f"openai-chat` (its own process, translating) in front of a loopback upstream of "
+          f"OpenAI Chat chunks, against the same upstream read directly (and translated by the "
+          f"client)\n")
     print(f"latency, {args.events} content.delta events a stream, one every "
           f"{args.pause_ms} ms (send to arrival, ms per event)")
     print(f"  {'':<22}{'p50':>8}{'p99':>8}{'max':>8}")
