@@ -126,6 +126,8 @@ class ReplayServer:
             handlers.add(task)
             try:
                 await self.handle(reader, writer)
+            except asyncio.CancelledError:
+                pass  # the server is stopping: nothing is left to answer
             finally:
                 handlers.discard(task)
 
