@@ -21,7 +21,7 @@ def test_a_vendor_stream_becomes_its_llm_stream_body() -> None:
     result = run("--from", "anthropic", "--created", "1767225600",
                  str(VENDOR / "anthropic/thinking-tool-use.sse"))
     assert result.returncode == 0, result.stderr
-    assert result.stdout == (VENDOR / "anthropic/thinking-tool-use.llm-stream.sse").read_bytes()
+    assert result.stdout == (VENDOR / "anthropic/thinking-tool-use-llm-stream.sse").read_bytes()
     assert result.stderr == b""
 
 

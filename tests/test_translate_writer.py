@@ -23,7 +23,7 @@ EXAMPLES = ROOT / "spec" / "examples"
 STREAMS = sorted(
     p.relative_to(EXAMPLES).as_posix() for folder in ("complete", "valid-extra", "vendor")
     for p in (EXAMPLES / folder).rglob("*.sse")
-    if folder != "vendor" or p.name.endswith(".llm-stream.sse")
+    if folder != "vendor" or p.name.endswith("-llm-stream.sse")
 )
 
 
@@ -71,7 +71,7 @@ def test_the_round_trip_keeps_text_tool_calls_stop_reasons_and_usage(path: str) 
 
 
 def test_the_chunks_have_the_shape_clients_rely_on() -> None:
-    events = events_of("vendor/openai-chat/parallel-tool-calls.llm-stream.sse")
+    events = events_of("vendor/openai-chat/parallel-tool-calls-llm-stream.sse")
     chunks = chunks_of(written(events, completion_id="chatcmpl-9", created=7))
     assert chunks[0]["choices"][0]["delta"] == {"role": "assistant", "content": ""}
     assert {c["id"] for c in chunks} == {"chatcmpl-9"} and {c["created"] for c in chunks} == {7}
@@ -86,7 +86,7 @@ def test_the_chunks_have_the_shape_clients_rely_on() -> None:
 
 
 def test_no_usage_chunk_without_usage_and_done_always_last() -> None:
-    events = events_of("vendor/openai-chat/cut.llm-stream.sse")
+    events = events_of("vendor/openai-chat/cut-llm-stream.sse")
     body = written(events)
     assert all("error" in c or c["choices"] for c in chunks_of(body))
     assert body.endswith(b"data: [DONE]\n\n")
@@ -140,7 +140,7 @@ def sdk_stream(base_url: str) -> Any:
 
 
 def test_the_openai_sdk_reads_text_and_tool_calls_whole(serve: Any) -> None:
-    events = events_of("vendor/anthropic/thinking-tool-use.llm-stream.sse")
+    events = events_of("vendor/anthropic/thinking-tool-use-llm-stream.sse")
     text, calls, finish, usage = "", {}, None, None
     for chunk in sdk_stream(serve(written(events))):
         assert isinstance(chunk, openai.types.chat.ChatCompletionChunk)
@@ -161,7 +161,7 @@ def test_the_openai_sdk_reads_text_and_tool_calls_whole(serve: Any) -> None:
 
 
 def test_the_openai_sdk_raises_the_error_chunk(serve: Any) -> None:
-    events = events_of("vendor/anthropic/error.llm-stream.sse")
+    events = events_of("vendor/anthropic/error-llm-stream.sse")
     received = ""
     with pytest.raises(openai.APIError, match="Overloaded") as caught:
         for chunk in sdk_stream(serve(written(events))):

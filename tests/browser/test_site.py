@@ -131,3 +131,23 @@ def test_dark_mode_toggle(site_url: str, page: Any) -> None:
         schemes.add(page.locator("body").get_attribute("data-md-color-scheme"))
         page.locator("form[data-md-component='palette'] label:visible").first.click()
     assert {"default", "slate"} <= schemes
+
+
+@pytest.mark.parametrize("fmt", ["openai-chat", "openai-responses", "anthropic", "gemini"])
+def test_mapping_pages_hide_no_column_behind_sideways_scrolling(
+        site_url: str, page: Any, fmt: str) -> None:
+    page.goto(f"{site_url}/mappings/{fmt}/")
+    assert page.locator("h2#stop-reasons").count() == 1
+    tables = page.locator("article table")
+    assert tables.count() >= 5
+    for n in range(tables.count()):
+        table = tables.nth(n)
+        widths = table.evaluate("t => [t.scrollWidth, t.parentElement.clientWidth]")
+        assert widths[0] <= widths[1], f"table {n} of {fmt} is wider than the page: {widths}"
+    columns = page.locator("div.ls-side-by-side").first.evaluate(
+        "d => getComputedStyle(d).gridTemplateColumns.split(' ').length")
+    assert columns == 2
+    codes = page.locator("div.ls-side-by-side pre code")
+    for n in range(codes.count()):
+        overflow = codes.nth(n).evaluate("c => c.scrollWidth - c.clientWidth")
+        assert overflow <= 1, f"worked example {n} of {fmt} scrolls sideways"
