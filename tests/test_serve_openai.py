@@ -93,7 +93,7 @@ def test_the_accept_profile_selects_llm_stream_for_an_openai_request() -> None:
 
 def _vendor_examples() -> list[tuple[str, Path]]:
     return [(path.parent.name, path) for path in sorted(VENDOR.glob("*/*.sse"))
-            if not path.name.endswith(".llm-stream.sse")]
+            if not path.name.endswith("-llm-stream.sse")]
 
 
 def _events(body: bytes) -> list[dict[str, object]]:
@@ -108,7 +108,7 @@ def test_the_gateway_translates_every_recorded_vendor_stream(fmt: str, recorded:
     data = recorded.read_bytes()
     upstream = ReplayServer(lambda _: Reply(chunks=[data[i:i + 7]
                                                     for i in range(0, len(data), 7)]))
-    expected_body = recorded.with_name(recorded.stem + ".llm-stream.sse").read_bytes()
+    expected_body = recorded.with_name(recorded.stem + "-llm-stream.sse").read_bytes()
     expected = _events(expected_body)
     tools = sorted({str(e["name"]) for e in expected if e["type"] == "tool.call"})
     request = {"version": "1.0", "stream": True, "model": "vendor-model",
