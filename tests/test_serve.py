@@ -17,8 +17,8 @@ import pytest
 from servers import serving_upstream
 
 from llm_stream import Decoder, Encoder, aggregate
-from llm_stream import cli as stream_cli
 from llm_stream.registry import REQUEST_MEDIA_TYPE, RESPONSE_PROFILE_MEDIA_TYPE
+from llm_stream_codegen.cli import main
 from llm_stream_server.app import ServerOptions
 from llm_stream_server.gateway import FORMATS, Gateway
 from llm_stream_server.mock import MockModel, MockTiming, answer
@@ -53,7 +53,7 @@ def checked(body: bytes, tmp_path: Path, tools: list[str] | None = None) -> list
     if tools is not None:
         (tmp_path / "tools.json").write_text(json.dumps([{"name": n} for n in tools]))
         arguments[1:1] = ["--tools", str(tmp_path / "tools.json")]
-    assert stream_cli.main(arguments) == 0, body.decode()
+    assert main(arguments) == 0, body.decode()
     decoder = Decoder(typed=False)
     return [*decoder.feed(body), *decoder.close()]
 

@@ -1,7 +1,7 @@
 """`llm-stream serve`: run the endpoint, with the mock model or in front of a vendor.
 
 Exit codes: 0 when stopped (Ctrl-C included), 2 for bad arguments, a missing extra or a port
-that cannot be bound.
+that cannot be bound. Registered as a command of `llm-stream` by `configure`.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import logging
 import os
 import socket
 import sys
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
+
+from llm_stream.cli import UsageError
 
 from .requirements import missing_extra_message, missing_packages
 
@@ -23,16 +24,17 @@ if TYPE_CHECKING:
     from .upstream import Upstream
 
 
-def parser() -> argparse.ArgumentParser:
+def configure(command: argparse.ArgumentParser) -> None:
+    """`llm-stream serve`'s arguments and handler; refuses at once without the serve extra."""
+    missing = missing_packages()
+    if missing:
+        raise UsageError(missing_extra_message("serve", "serve", missing))
     from .gateway import FORMATS
 
-    command = argparse.ArgumentParser(
-        prog="llm-stream serve",
-        description="A reference LLM-Stream endpoint: POST /v1/stream (LLM-Stream) and "
-        "POST /v1/chat/completions (OpenAI-compatible). With no --upstream it answers from a "
-        "built-in deterministic mock model; with one it is a gateway that translates the "
-        "vendor's stream.",
-    )
+    command.description = (
+        "A reference LLM-Stream endpoint: POST /v1/stream (LLM-Stream) and POST "
+        "/v1/chat/completions (OpenAI-compatible). With no --upstream it answers from a built-in "
+        "deterministic mock model; with one it is a gateway that translates the vendor's stream.")
     command.add_argument("--host", default="127.0.0.1", help="address to listen on "
                          "(default 127.0.0.1)")
     command.add_argument("--port", type=int, default=8000,
@@ -60,18 +62,11 @@ def parser() -> argparse.ArgumentParser:
     command.add_argument("--mock-first-token-delay", type=float, default=0.0,
                          metavar="SECONDS", help="the mock model's pause before its first "
                          "token (default 0)")
-    return command
+    command.set_defaults(handler=serve)
 
 
-def main(argv: Sequence[str]) -> int:
-    missing = missing_packages()
-    if missing:
-        print(missing_extra_message("serve", "serve", missing), file=sys.stderr)
-        return 2
-    try:
-        args = parser().parse_args(argv)
-    except SystemExit as exc:
-        return 0 if exc.code == 0 else 2
+def serve(args: argparse.Namespace) -> int:
+    """Run until stopped; a bad upstream or an address in use is a usage error."""
     from .app import ServerOptions, create_app
     from .relay import Deadlines
 
@@ -79,8 +74,7 @@ def main(argv: Sequence[str]) -> int:
         upstream = build_upstream(args)
         listening = bind(args.host, args.port)
     except ValueError as exc:
-        print(f"llm-stream serve: {exc}", file=sys.stderr)
-        return 2
+        raise UsageError(str(exc)) from None
     options = ServerOptions(
         max_body_bytes=args.max_body_bytes,
         deadlines=Deadlines(keep_alive=args.keep_alive, silence=args.silence_timeout),

@@ -28,10 +28,24 @@ from .load import (
     read_registry_files,
 )
 from .model import ENVELOPE_ID, VENDORS, EventType, FormatMappings, SchemaDoc, Spec, VendorMap
+from .satisfiable import contradictions
 from .schema_walk import envelope_constants, iter_nodes, resolve_ref
-from .sources import SourceError, line_of, read_json, read_yaml
+from .sources import SourceError, json_line, line_of, read_json, read_yaml
 
-_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+META = Draft202012Validator(Draft202012Validator.META_SCHEMA,
+                             format_checker=Draft202012Validator.FORMAT_CHECKER)
+"""The meta-schema, its formats asserted: a `pattern` that is not a regular expression is a
+fault of the source, not a crash of the validator compiler."""
+
+
+def schema_line(root: Path, doc: SchemaDoc, path: Iterator[Any] | list[Any]) -> int:
+    """The line of the node at `path` in a schema file (0 when it has no file)."""
+    if not doc.path:
+        return 0
+    try:
+        return json_line((root / doc.path).read_text(encoding="utf-8"), list(path))
+    except OSError:
+        return 0
 
 
 def _line_at(document: Any, path: Iterator[Any] | list[Any]) -> int:
@@ -79,10 +93,10 @@ def check_files(root: Path) -> list[SourceError]:
     except SourceError as exc:
         return [*errors, exc]
     for doc in schemas.values():
-        for error in _META.iter_errors(doc.document):
+        for error in META.iter_errors(doc.document):
             where = "/".join(str(p) for p in error.absolute_path)
             errors.append(SourceError(
-                doc.path or doc.id, 0,
+                doc.path or doc.id, schema_line(root, doc, error.absolute_path),
                 f"not a valid JSON Schema 2020-12 at /{where}: {error.message}",
             ))
     return errors
@@ -105,6 +119,7 @@ def check_model(spec: Spec, root: Path) -> list[SourceError]:
     """Stage two: the loaded model hangs together."""
     return [
         *_check_refs(spec),
+        *_check_satisfiable(spec, root),
         *_check_event_types(spec, root),
         *_check_rule_references(spec),
         *_check_sections(spec),
@@ -235,6 +250,18 @@ def _check_envelope(spec: Spec) -> Iterator[SourceError]:
                                     "seq, section 8.4)")
 
 
+def _pointer_path(pointer: str) -> list[str]:
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+
+
+def _check_satisfiable(spec: Spec, root: Path) -> Iterator[SourceError]:
+    for doc in spec.schemas.values():
+        for pointer, problem in contradictions(doc.document):
+            yield SourceError(doc.path or doc.id,
+                              schema_line(root, doc, _pointer_path(pointer)),
+                              f"no instance satisfies the schema at {pointer or '/'}: {problem}")
+
+
 def _check_refs(spec: Spec) -> Iterator[SourceError]:
     for doc in spec.schemas.values():
         for pointer, node in iter_nodes(doc.document):
@@ -326,6 +353,8 @@ def _rule_references(spec: Spec) -> Iterator[tuple[str, int, str, str]]:
         for pointer, node in iter_nodes(doc.document):
             if isinstance(node.get("x-rule"), str):
                 yield doc.path or doc.id, 0, f"x-rule at {pointer or '/'}", node["x-rule"]
+            for also in node.get("x-see") or ():
+                yield doc.path or doc.id, 0, f"x-see at {pointer or '/'}", str(also)
     for event in spec.event_types:
         for check in event.checks:
             yield event.where.path, event.where.line, f"check of {event.name}", check.rule

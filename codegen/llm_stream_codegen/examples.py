@@ -107,18 +107,28 @@ def verify_examples(spec: Spec, root: Path) -> list[SourceError]:
 
 def verify_in_subprocess(root: Path) -> list[SourceError]:
     """`verify_examples` in a fresh interpreter, against the bindings under `root`."""
+    return verdict(start_verifying(root))
+
+
+def start_verifying(root: Path) -> subprocess.Popen[str]:
+    """Start `verify_examples` in a fresh interpreter, against the bindings under `root` as they
+    are now; `verdict` waits for it. Started early, it runs while the caller renders."""
     codegen = Path(__file__).resolve().parent.parent
     path = os.pathsep.join([str(root / "generated" / "python"), str(codegen)])
-    result = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-m", "llm_stream_codegen.examples", str(root)],
-        capture_output=True, text=True, check=False,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": path},
     )
+
+
+def verdict(process: subprocess.Popen[str]) -> list[SourceError]:
+    stdout, stderr = process.communicate()
     try:
-        found = json.loads(result.stdout)
+        found = json.loads(stdout)
     except ValueError:
         return [SourceError("spec/examples/examples.yaml", 0,
-                            f"the bindings could not judge the examples:\n{result.stderr}")]
+                            f"the bindings could not judge the examples:\n{stderr}")]
     return [SourceError(e["path"], e["line"], e["message"]) for e in found]
 
 

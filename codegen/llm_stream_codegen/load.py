@@ -355,7 +355,7 @@ def load(root: Path) -> Spec:
         value_registries=_frozen(value_registries),
         media_types=tuple(
             MediaType(m["name"], m["status"], m["date"], m["reference"],
-                      m.get("template"), m.get("profile"))
+                      m.get("template"), m.get("profile"), tuple(m.get("draft_fields") or ()))
             for m in media_data["entries"]
         ),
         lifecycle=_lifecycle(registries["lifecycle"][1]),

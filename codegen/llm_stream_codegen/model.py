@@ -252,6 +252,8 @@ class MediaType:
     reference: str
     template: Mapping[str, str] | None
     profile: Mapping[str, str] | None
+    draft_fields: tuple[str, ...] = ()
+    """The template fields the draft itself fills in; the others are this project's proposal."""
 
 
 @dataclass(frozen=True)

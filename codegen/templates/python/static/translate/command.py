@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Iterator
-from typing import Any
 
 from ..cli import UsageError, _chunks, _open, _print, _skip_http_head
 from ..decoder import Decoder
@@ -23,11 +22,8 @@ from .tables import FORMATS
 WRITERS = ("openai-chat",)
 
 
-def add_parser(commands: Any) -> None:
-    """Register `translate` with the command line's subcommands."""
-    command = commands.add_parser(
-        "translate", help="translate a vendor stream into LLM-Stream, or LLM-Stream into "
-                          "OpenAI Chat Completions chunks")
+def configure(command: argparse.ArgumentParser) -> None:
+    """The arguments of `translate` and its handler."""
     direction = command.add_mutually_exclusive_group(required=True)
     direction.add_argument("--from", dest="source", choices=FORMATS, metavar="FORMAT",
                            help=f"the vendor format of the input: {', '.join(FORMATS)}")
@@ -44,7 +40,7 @@ def add_parser(commands: Any) -> None:
 
 
 def _body(path: str) -> tuple[Iterator[bytes], int]:
-    return _skip_http_head(_chunks(_open(path)))
+    return _skip_http_head(_chunks(_open(path), path), path)
 
 
 def _write(data: bytes) -> None:
