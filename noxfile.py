@@ -158,6 +158,15 @@ def bench(session: nox.Session) -> None:
 
 
 @nox.session(python=PYTHON)
+def load(session: nox.Session) -> None:
+    """200 concurrent streams through `llm-stream serve` as a gateway in front of a loopback
+    upstream, against the same upstream read directly: order and completeness checked, added
+    latency per event (p50, p99) and throughput reported. Loopback only; stops by itself."""
+    install(session)
+    session.run("python", "bench/load.py", *session.posargs)
+
+
+@nox.session(python=PYTHON)
 def fuzz(session: nox.Session) -> None:
     """The decoder's fuzz test for a bounded time: LLM_STREAM_FUZZ_SECONDS (120 by default) of
     mutated spec examples in random chunkings; LLM_STREAM_FUZZ_SEED replays a session."""

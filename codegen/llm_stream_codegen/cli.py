@@ -53,6 +53,10 @@ COMMANDS = (
             "OpenAI Chat Completions chunks", "llm_stream.translate.command:configure"),
     Command("translate-request", "translate a request body from or to a vendor's format",
             "llm_stream.cli:configure_translate_request"),
+    Command("serve", "run a reference endpoint: a mock model, or a gateway to a vendor",
+            "llm_stream_server.cli:configure"),
+    Command("conformance", "send the conformance scenarios to a live endpoint and judge them",
+            "llm_stream_conformance.cli:configure"),
 )
 
 
