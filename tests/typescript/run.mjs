@@ -1,0 +1,48 @@
+// Runs a TypeScript program of this folder against the generated package, without a build:
+//
+//   node tests/typescript/run.mjs ENTRY.ts [PACKAGE_SRC] [ARGS...]
+//
+// ENTRY's folder and the package's sources (generated/typescript/src, or PACKAGE_SRC, such as a
+// copy of the project's) are transpiled to JavaScript in a temporary folder, types stripped and
+// not checked (`tsc --noEmit` checks them), each file keeping its place relative to the project
+// root; ENTRY then runs there with LLM_STREAM_PACKAGE set to the URL of the package's index.js.
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import ts from "typescript";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = resolve(here, "..", "..");
+const [entry, packageSource = join(root, "generated", "typescript", "src"), ...args] = process.argv.slice(2);
+if (entry === undefined) {
+    console.error("usage: node run.mjs ENTRY.ts [PACKAGE_SRC] [ARGS...]");
+    process.exit(2);
+}
+const work = mkdtempSync(join(tmpdir(), "llm-stream-ts-"));
+
+function transpile(folder, target) {
+    mkdirSync(target, { recursive: true });
+    writeFileSync(join(target, "package.json"), '{"type": "module"}\n');
+    for (const name of readdirSync(folder).filter((file) => file.endsWith(".ts"))) {
+        const { outputText } = ts.transpileModule(readFileSync(join(folder, name), "utf8"), {
+            compilerOptions: { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.ESNext },
+            fileName: name,
+        });
+        writeFileSync(join(target, name.replace(/\.ts$/, ".js")), outputText);
+    }
+}
+
+try {
+    const own = join(work, relative(root, here));
+    transpile(here, own);
+    const pkg = join(work, "package");
+    transpile(resolve(packageSource), pkg);
+    // The entry's static imports of the generated package resolve to the package transpiled.
+    transpile(join(root, "generated", "typescript", "src"), join(work, "generated", "typescript", "src"));
+    process.env.LLM_STREAM_PACKAGE = pathToFileURL(join(pkg, "index.js")).href;
+    process.argv = [process.argv[0], join(own, entry.replace(/\.ts$/, ".js")), ...args];
+    await import(pathToFileURL(process.argv[1]).href);
+} finally {
+    process.on("exit", () => rmSync(work, { recursive: true, force: true }));
+}
