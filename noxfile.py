@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
 import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["spec", "verify", "roundtrip", "tests", "lint", "docs", "docs_browser"]
+nox.options.sessions = [
+    "spec", "verify", "roundtrip", "tests", "lint", "docs", "docs_browser", "typescript",
+]
 
 PYTHON = "3.11"
+TYPESCRIPT_PROJECT = Path("tests/typescript")
+"""The TypeScript tools, tests and benchmark, with the packages its lockfile pins."""
 
 
 def install(session: nox.Session, *extras: str) -> None:
@@ -87,6 +93,32 @@ def docs_browser(session: nox.Session) -> None:
     install(session, "browser")
     session.run("pytest", "-q", "tests/browser", *session.posargs,
                 env={"LLM_STREAM_BROWSER": "1"})
+
+
+def typescript_build(session: nox.Session) -> None:
+    """Install the TypeScript project from its lockfile and build its tests and the package
+    into tests/typescript/build, type-checking both."""
+    session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(TYPESCRIPT_PROJECT),
+                external=True)
+    shutil.rmtree(TYPESCRIPT_PROJECT / "build", ignore_errors=True)
+    tsc = str(TYPESCRIPT_PROJECT / "node_modules" / "typescript" / "bin" / "tsc")
+    session.run("node", tsc, "--noEmit", "-p", "generated/typescript", external=True)
+    session.run("node", tsc, "-p", str(TYPESCRIPT_PROJECT), external=True)
+
+
+@nox.session(python=PYTHON)
+def typescript(session: nox.Session) -> None:
+    """The TypeScript bindings: installed with npm ci, the package type-checked as it is built
+    (tsc --noEmit) and with its tests, Node's test runner on them; then the two-language tests
+    (every example, mutated ones, the validators, a registration, a stream fetched in headless
+    Chromium) against the Python bindings. Needs Node 20 or later."""
+    install(session, "browser")
+    typescript_build(session)
+    tests = sorted(str(p) for p in (TYPESCRIPT_PROJECT / "build").rglob("*.test.js"))
+    session.run("node", "--test", *tests, external=True)
+    session.run("pytest", "-q", "tests/typescript",
+                "tests/test_registry_add.py::test_the_typescript_bindings_have_it",
+                *session.posargs, env={"LLM_STREAM_TYPESCRIPT": "1"})
 
 
 @nox.session(python=PYTHON)

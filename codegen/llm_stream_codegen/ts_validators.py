@@ -12,8 +12,8 @@ root gets
 and every subschema reached through `$ref` one shared helper. Values are those `JSON.parse`
 gives, read as the Python validators read `json.loads`'s: a number is an integer when it is
 integral, strings are measured in code points, and patterns are rewritten so that they match
-what Python's `re` matches (`ts_patterns`). What has no exact counterpart (a fractional
-`multipleOf`) is a compile-time error.
+what Python's `re` matches (`ts_patterns`); a pattern with no ECMAScript counterpart is a
+compile-time error naming the node.
 """
 
 from __future__ import annotations
@@ -45,7 +45,9 @@ from .validator_compiler import (
 __all__ = ["RUNTIME_MODULE", "compile_typescript_validators"]
 
 RUNTIME_MODULE: Final = "./schema_runtime.js"
-_RUNTIME_NAMES: Final = ("among", "at", "equal", "esc", "isObject", "kind", "strlen", "unique")
+_RUNTIME_NAMES: Final = (
+    "among", "at", "equal", "esc", "isObject", "kind", "notMultiple", "strlen", "unique",
+)
 _PROTOTYPE_NAMES: Final = frozenset({
     "__proto__", "__defineGetter__", "__defineSetter__", "__lookupGetter__", "__lookupSetter__",
     "constructor", "hasOwnProperty", "isPrototypeOf", "propertyIsEnumerable", "toLocaleString",
@@ -615,12 +617,10 @@ class _TypeScriptCompiler:
             divisor = self.schema._number(node, "multipleOf", loc)
             if divisor <= 0:
                 raise loc.fail(f"multipleOf must be greater than 0, got {divisor!r}")
-            if not isinstance(divisor, int):
-                raise loc.fail(f"multipleOf {divisor!r} is not an integer: fractions have no "
-                               "exact counterpart in the TypeScript validators")
+            test = (f"{v} % {divisor} !== 0" if isinstance(divisor, int)
+                    else f"notMultiple({v}, {ts_literal(divisor)})")
             words = f" must be a multiple of {divisor!r}, got "
-            self._if_error(fn, ind, f"{v} % {divisor} !== 0", rule, ptr,
-                           [*subject, (False, words), (True, v)])
+            self._if_error(fn, ind, test, rule, ptr, [*subject, (False, words), (True, v)])
 
     # ---- functions and the module ------------------------------------------------------------
 

@@ -1,11 +1,13 @@
 // Runs a TypeScript program of this folder against the generated package, without a build:
 //
 //   node tests/typescript/run.mjs ENTRY.ts [PACKAGE_SRC] [ARGS...]
+//   node tests/typescript/run.mjs --transpile SOURCE TARGET
 //
 // ENTRY's folder and the package's sources (generated/typescript/src, or PACKAGE_SRC, such as a
 // copy of the project's) are transpiled to JavaScript in a temporary folder, types stripped and
 // not checked (`tsc --noEmit` checks them), each file keeping its place relative to the project
 // root; ENTRY then runs there with LLM_STREAM_PACKAGE set to the URL of the package's index.js.
+// With --transpile, the sources of SOURCE are only transpiled into TARGET (for a browser).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
@@ -16,10 +18,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..", "..");
 const [entry, packageSource = join(root, "generated", "typescript", "src"), ...args] = process.argv.slice(2);
 if (entry === undefined) {
-    console.error("usage: node run.mjs ENTRY.ts [PACKAGE_SRC] [ARGS...]");
+    console.error("usage: node run.mjs ENTRY.ts [PACKAGE_SRC] [ARGS...] | --transpile SOURCE TARGET");
     process.exit(2);
 }
-const work = mkdtempSync(join(tmpdir(), "llm-stream-ts-"));
 
 function transpile(folder, target) {
     mkdirSync(target, { recursive: true });
@@ -33,6 +34,11 @@ function transpile(folder, target) {
     }
 }
 
+if (entry === "--transpile") {
+    transpile(resolve(packageSource), resolve(args[0]));
+    process.exit(0);
+}
+const work = mkdtempSync(join(tmpdir(), "llm-stream-ts-"));
 try {
     const own = join(work, relative(root, here));
     transpile(here, own);

@@ -69,3 +69,33 @@ function canonical(value: unknown): string {
 export function unique(items: readonly unknown[]): boolean {
     return new Set(items.map(canonical)).size === items.length;
 }
+
+/** A finite double as an integer mantissa and a power of two: value = mantissa * 2 ** exponent. */
+function decompose(value: number): [bigint, number] {
+    const view = new DataView(new ArrayBuffer(8));
+    view.setFloat64(0, value);
+    const high = view.getUint32(0);
+    const biased = (high >>> 20) & 0x7ff;
+    let mantissa = (BigInt(high & 0xfffff) << 32n) | BigInt(view.getUint32(4));
+    if (biased !== 0) {
+        mantissa |= 1n << 52n;
+    }
+    return [value < 0 ? -mantissa : mantissa, (biased || 1) - 1075];
+}
+
+/**
+ * True unless value is a multiple of a fractional divisor, as the Python validators decide it:
+ * the quotient in floating point is integral; when it overflows, exactly.
+ */
+export function notMultiple(value: number, divisor: number): boolean {
+    const quotient = value / divisor;
+    if (Number.isFinite(quotient) || !Number.isFinite(value)) {
+        return !Number.isInteger(quotient);
+    }
+    const [top, topExponent] = decompose(value);
+    const [bottom, bottomExponent] = decompose(divisor);
+    const shift = topExponent - bottomExponent;
+    const numerator = shift >= 0 ? top << BigInt(shift) : top;
+    const denominator = shift >= 0 ? bottom : bottom << BigInt(-shift);
+    return numerator % denominator !== 0n;
+}

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 PROJECT = ROOT / "tests" / "typescript"
 SAFE_INTEGER = 2**53
 
@@ -67,6 +67,22 @@ def as_javascript_reads_it(value: Any) -> Any:
     if isinstance(value, list):
         return [as_javascript_reads_it(item) for item in value]
     return {key: as_javascript_reads_it(item) for key, item in value.items()}
+
+
+def reads_alike(value: Any) -> bool:
+    """Whether JavaScript reads and writes a JSON value as Python does: no integral float (2.0
+    is 2 there) and no integer past 2^53 (rounded there)."""
+    if isinstance(value, bool):
+        return True
+    if isinstance(value, float):
+        return not value.is_integer()
+    if isinstance(value, int):
+        return abs(value) <= SAFE_INTEGER
+    if isinstance(value, list):
+        return all(reads_alike(item) for item in value)
+    if isinstance(value, dict):
+        return all(reads_alike(item) for item in value.values())
+    return True
 
 
 def canonical(value: Any) -> str:
