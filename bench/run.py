@@ -3,7 +3,8 @@
 The decoder body follows the decoder issue: 100,000 content.delta events with token-sized texts
 (non-ASCII, JSON escapes), LF and CRLF, fed in 4 KiB chunks and one event per chunk. Peers: the
 `openai` SDK's SSE decoder and httpx-sse's, each followed by json.loads, and the floor of the
-work, bytes.split plus orjson.loads. Peak memory is read from a child process decoding 1 GB.
+work, bytes.split plus orjson.loads; the same bytes through the TypeScript decoder in Node,
+against eventsource-parser and JSON.parse. Peak memory is read from a child process decoding 1 GB.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from llm_stream import Decoder
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_sse import rates
+from bench_typescript import typescript_table
 from bench_validators import compare_validators
 
 EVENTS = 100_000
@@ -160,12 +162,14 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memory-bytes", type=int, default=1_000_000_000)
     parser.add_argument("--skip", nargs="*", default=[], choices=["decoder", "validators",
-                                                                   "memory"])
+                                                                   "memory", "typescript"])
     args = parser.parse_args()
     if "validators" not in args.skip:
         validators_table()
     if "decoder" not in args.skip:
         decoder_table()
+    if "typescript" not in args.skip:
+        typescript_table(body, EVENTS)
     if "memory" not in args.skip:
         memory_report(args.memory_bytes)
 

@@ -148,6 +148,8 @@ class _TypeScriptCompiler:
         self.constant_count: dict[str, int] = {}
         self.helpers: dict[tuple[str, _Loc], _Helper] = {}
         self.pending: list[_Helper] = []
+        self.yes_no = False
+        """Emitting the yes/no check: each error returns false, and a $ref asks its helper's."""
 
     # ---- constants and helpers ----------------------------------------------------------------
 
@@ -192,14 +194,17 @@ class _TypeScriptCompiler:
             helper = _Helper(self.schema._helper_name(mode, loc), mode, node, loc, takes_rule)
             self.helpers[key] = helper
             self.pending.append(helper)
-            if mode == "is":
-                self._helper("val", node, loc)
         return helper
 
-    def _call_val(self, node: object, loc: _Loc, v: str, ptr: _Pointer, rule: str) -> str:
+    def _call(self, fn: _Function, ind: int, node: object, loc: _Loc, v: str, ptr: _Pointer,
+              rule: str) -> None:
+        """The check of a subschema that has a helper: its errors, or its yes/no."""
+        if self.yes_no:
+            self._if_error(fn, ind, f"!{self._is_call(node, loc, v)}", rule, ptr, [])
+            return
         helper = self._helper("val", node, loc)
         args = [v, ptr.code(), "errors", *([rule] if helper.takes_rule else [])]
-        return f"{helper.name}({', '.join(args)});"
+        fn.emit(ind, f"{helper.name}({', '.join(args)});")
 
     def _is_call(self, node: object, loc: _Loc, v: str) -> str:
         return f"{self._helper('is', node, loc).name}({v})"
@@ -216,6 +221,9 @@ class _TypeScriptCompiler:
 
     def _error(self, fn: _Function, ind: int, rule: str, ptr: _Pointer,
                message: Sequence[Part]) -> None:
+        if self.yes_no:
+            fn.emit(ind, "return false;")
+            return
         fn.emit(ind, f"errors.push({{ rule: {rule}, pointer: {ptr.code()}, "
                      f"message: {template(message)} }});")
 
@@ -385,7 +393,7 @@ class _TypeScriptCompiler:
                     self.schema._sub(node, key, loc)
         if "$ref" in node:
             target, target_loc = self.schema._resolve(node, loc)
-            fn.emit(ind, self._call_val(target, target_loc, v, ptr, rule))
+            self._call(fn, ind, target, target_loc, v, ptr, rule)
 
     def _conditional(self, fn: _Function, ind: int, node: Mapping[str, Any], loc: _Loc, v: str,
                      ptr: _Pointer, rule: str) -> None:
@@ -415,6 +423,9 @@ class _TypeScriptCompiler:
         """No alternative matched: report the errors of the one the value evidently meant (told
         by its type and the string consts of its properties), else one error; the choice is the
         Python validators'."""
+        if self.yes_no:
+            self._error(fn, ind, rule, ptr, message)
+            return
         tests = [self._looks_like(sub, sub_loc, v) for sub, sub_loc in branches]
         names = [fn.var("c") if test else "" for test in tests]
         chosen: list[tuple[str, int]] = []
@@ -434,7 +445,7 @@ class _TypeScriptCompiler:
                 fn.emit(ind, f"const {name} = {test};")
         for n, (condition, i) in enumerate(chosen):
             fn.emit(ind, f"{'} else if' if n else 'if'} ({condition}) {{")
-            fn.emit(ind + 1, self._call_val(*branches[i], v, ptr, rule))
+            self._call(fn, ind + 1, *branches[i], v, ptr, rule)
         fn.emit(ind, "} else {")
         self._error(fn, ind + 1, rule, ptr, message)
         fn.emit(ind, "}")
@@ -624,23 +635,27 @@ class _TypeScriptCompiler:
 
     # ---- functions and the module ------------------------------------------------------------
 
+    def _body(self, yes_no: bool, node: object, loc: _Loc, ptr: _Pointer, rule: str) -> list[str]:
+        """The statements checking `x` against a node: pushing its errors, or returning false
+        at the first one."""
+        fn = _Function()
+        self.yes_no = yes_no
+        try:
+            self._val(fn, 1, node, loc, "x", ptr, rule)
+        finally:
+            self.yes_no = False
+        return fn.lines
+
     def _helper_source(self, helper: _Helper) -> list[str]:
         if helper.mode == "is":
-            val = self._helper("val", helper.node, helper.loc)
-            rule = ', ""' if val.takes_rule else ""
-            return [
-                f"function {helper.name}(x: any): boolean {{",
-                "    const errors: SchemaError[] = [];",
-                f'    {val.name}(x, "", errors{rule});',
-                "    return errors.length === 0;",
-                "}",
-            ]
-        fn = _Function()
-        self._val(fn, 1, helper.node, helper.loc, "x", _Pointer(((True, "p"),)), "rule")
+            body = self._body(True, helper.node, helper.loc, _Pointer(), "rule")
+            return [f"/** {helper.loc} */", f"function {helper.name}(x: any): boolean {{",
+                    *body, "    return true;", "}"]
+        body = self._body(False, helper.node, helper.loc, _Pointer(((True, "p"),)), "rule")
         rule = ", rule: string" if helper.takes_rule else ""
         return [f"/** {helper.loc} */",
                 f"function {helper.name}(x: any, p: string, errors: SchemaError[]{rule}): void {{",
-                *fn.lines, "}"]
+                *body, "}"]
 
     def _public(self, root: ValidatorRoot) -> list[str]:
         try:
@@ -649,21 +664,23 @@ class _TypeScriptCompiler:
             raise SchemaCompileError(
                 root.schema_id, "", "no schema has this $id (roots name a schema by $id)"
             ) from None
-        fn = _Function()
-        self._val(fn, 1, node, loc, "x", _Pointer(), ts_literal(root.default_rule))
+        rule = ts_literal(root.default_rule)
         suffix = pascal(root.name)
         return [
             f"/** Every error of instance against {root.schema_id}. */",
             f"export function validate{suffix}(instance: unknown): SchemaError[] {{",
             "    const x: any = instance;",
             "    const errors: SchemaError[] = [];",
-            *fn.lines,
+            *self._body(False, node, loc, _Pointer(), rule),
             "    return errors;",
             "}",
             "",
-            f"/** True if instance is valid against {root.schema_id}. */",
+            f"/** True if instance is valid against {root.schema_id}: the errors' yes or no,"
+            " stopping at the first. */",
             f"export function isValid{suffix}(instance: unknown): boolean {{",
-            f"    return validate{suffix}(instance).length === 0;",
+            "    const x: any = instance;",
+            *self._body(True, node, loc, _Pointer(), rule),
+            "    return true;",
             "}",
         ]
 

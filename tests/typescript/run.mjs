@@ -4,19 +4,19 @@
 //   node tests/typescript/run.mjs --transpile SOURCE TARGET
 //
 // ENTRY's folder and the package's sources (generated/typescript/src, or PACKAGE_SRC, such as a
-// copy of the project's) are transpiled to JavaScript in a temporary folder, types stripped and
+// copy of the project's; "-" for the generated one) are transpiled to JavaScript in a scratch folder, types stripped and
 // not checked (`tsc --noEmit` checks them), each file keeping its place relative to the project
 // root; ENTRY then runs there with LLM_STREAM_PACKAGE set to the URL of the package's index.js.
 // With --transpile, the sources of SOURCE are only transpiled into TARGET (for a browser).
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import ts from "typescript";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = resolve(here, "..", "..");
-const [entry, packageSource = join(root, "generated", "typescript", "src"), ...args] = process.argv.slice(2);
+const [entry, given = "-", ...args] = process.argv.slice(2);
+const packageSource = given === "-" ? join(root, "generated", "typescript", "src") : given;
 if (entry === undefined) {
     console.error("usage: node run.mjs ENTRY.ts [PACKAGE_SRC] [ARGS...] | --transpile SOURCE TARGET");
     process.exit(2);
@@ -38,7 +38,9 @@ if (entry === "--transpile") {
     transpile(resolve(packageSource), resolve(args[0]));
     process.exit(0);
 }
-const work = mkdtempSync(join(tmpdir(), "llm-stream-ts-"));
+// Under node_modules, so that the transpiled files find the project's packages.
+mkdirSync(join(here, "node_modules", ".cache"), { recursive: true });
+const work = mkdtempSync(join(here, "node_modules", ".cache", "llm-stream-run-"));
 try {
     const own = join(work, relative(root, here));
     transpile(here, own);

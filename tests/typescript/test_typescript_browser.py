@@ -65,7 +65,8 @@ async function decode(name) {
 }
 
 const names = NAMES;
-window.results = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await decode(n)])));
+const decoded = await Promise.all(names.map(async (name) => [name, await decode(name)]));
+window.results = Object.fromEntries(decoded);
 </script>
 """
 

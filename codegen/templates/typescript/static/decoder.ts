@@ -242,8 +242,10 @@ export class Decoder {
     private events(sseEvents: readonly SSEEvent[]): DecodedEvent[] {
         const out: DecodedEvent[] = [];
         const sseFound = this.sse.diagnostics;
+        const steadyBlocks = this.steady;
         try {
-            for (const { type, data, line } of sseEvents) {
+            for (let i = 0; i < sseEvents.length; i++) {
+                const { type, data, line } = sseEvents[i];
                 if (sseFound.length > 0) {
                     this.drainSSE(line);
                 }
@@ -254,15 +256,16 @@ export class Decoder {
                     } catch {
                         // the general path says why
                     }
-                    if (isObject(parsed)) {
-                        const steady = typeof parsed.index === "number" ? this.steady.get(parsed.index) : undefined;
+                    const event = parsed as Json;
+                    const steady = steadyBlocks.size > 0 && typeof parsed === "object" && parsed !== null
+                        ? steadyBlocks.get(event.index as number) : undefined;
+                    if (steady !== undefined) {
                         const expected = this.expectedSeq;
-                        if (steady !== undefined && steady.kind === type && parsed.type === type
-                            && parsed.seq === expected && parsed.v === life.ENVELOPE_VERSION
-                            && expected > 1 && expected <= life.SEQ_MAX
-                            && (steady.check === null || steady.check(parsed))) {
+                        if (steady.kind === type && event.type === type && event.seq === expected
+                            && event.v === life.ENVELOPE_VERSION && expected > 1 && expected <= life.SEQ_MAX
+                            && (steady.check === null || steady.check(event))) {
                             this.expectedSeq = expected + 1;
-                            out.push(parsed as DecodedEvent);
+                            out.push(event as DecodedEvent);
                             continue;
                         }
                     }

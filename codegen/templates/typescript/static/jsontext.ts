@@ -29,7 +29,7 @@ function wellFormed(value: unknown): boolean {
 /** Parse one JSON text; a SyntaxError when it is not JSON. */
 export function loads(text: string): unknown {
     const value: unknown = JSON.parse(text);
-    if (SURROGATE_ESCAPE.test(text) && !wellFormed(value)) {
+    if (text.includes("\\u") && SURROGATE_ESCAPE.test(text) && !wellFormed(value)) {
         throw new SyntaxError("a string holds an unpaired surrogate");
     }
     return value;

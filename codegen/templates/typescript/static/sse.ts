@@ -59,8 +59,8 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
 /** The first line end (LF or CR) at or after `from`, or -1. */
 function lineEnd(bytes: Uint8Array, from: number): number {
     const lf = bytes.indexOf(LF, from);
-    const cr = bytes.indexOf(CR, from);
-    return cr < 0 || (lf >= 0 && lf < cr) ? lf : cr;
+    const cr = bytes.subarray(from, lf < 0 ? bytes.length : lf).indexOf(CR);
+    return cr < 0 ? lf : from + cr;
 }
 
 function utf8Length(text: string): number {
@@ -125,6 +125,11 @@ export class SSEDecoder {
             throw new Error("SSEDecoder.feed() called after close()");
         }
         const events: SSEEvent[] = [];
+        if (this.head === null && !this.skipLF && this.overlong < 0 && this.tail.length === 0
+            && chunk[chunk.length - 1] === LF && chunk.length <= SLICE) {
+            this.apply(chunk, events); // the commonest chunk: whole lines
+            return events;
+        }
         for (let at = 0; at < chunk.length; at += SLICE) {
             this.feedSlice(chunk.subarray(at, at + SLICE), events);
         }
@@ -180,9 +185,9 @@ export class SSEDecoder {
             data = this.skipOverlong(data);
         }
         let end = data.lastIndexOf(LF);
-        const cr = data.lastIndexOf(CR);
-        if (cr > end) {
-            end = cr;
+        const cr = data.subarray(end + 1).lastIndexOf(CR); // a CR before the last LF ends no later line
+        if (cr >= 0) {
+            end += cr + 1;
         }
         if (end < 0) {
             if (data.length > 0) {
@@ -196,22 +201,32 @@ export class SSEDecoder {
             this.skipLF = true;
         }
         if (this.tail.length > 0) {
-            this.tail.push(region);
-            region = concat(this.tail);
+            // The held start of a line ends in this chunk: only that line is joined.
+            let first = lineEnd(region, 0);
+            if (region[first] === CR && region[first + 1] === LF) {
+                first += 1;
+            }
+            this.tail.push(region.subarray(0, first + 1));
+            const line = concat(this.tail);
             this.tail = [];
             this.tailLength = 0;
+            this.apply(line, events);
+            region = region.subarray(first + 1);
         }
         if (rest.length > 0) {
             this.hold(rest);
         }
+        this.apply(region, events);
+    }
+
+    /** Apply complete lines: as text when they are UTF-8 and short enough that no limit can be
+     * reached, else one by one as bytes. */
+    private apply(region: Uint8Array, events: SSEEvent[]): void {
         if (region.length <= this.fastMax) {
-            let text: string | null = null;
-            try {
-                text = strict.decode(region);
-            } catch {
-                // Not UTF-8: the lines are taken one by one, each reported.
-            }
-            if (text !== null) {
+            // Bytes that are not UTF-8 come out as U+FFFD: then (or for a U+FFFD sent as such)
+            // the lines are taken one by one, each checked and reported.
+            const text = lenient.decode(region);
+            if (!text.includes("\uFFFD")) {
                 this.text(text, events);
                 return;
             }
@@ -300,17 +315,10 @@ export class SSEDecoder {
                     dataEnd = text.indexOf("\n", dataAt);
                 }
                 if (text.startsWith("data: ", dataAt) && text.charCodeAt(dataEnd + 1) === LF) {
-                    const lines = dataAt === at ? 2 : 3;
-                    events.push({
-                        type,
-                        data: text.slice(dataAt + 6, dataEnd),
-                        id: this.id,
-                        retry: this.retry,
-                        line: n + 1,
-                    });
+                    const data = text.slice(dataAt + 6, dataEnd);
+                    events.push({ type, data, id: this.id, retry: this.retry, line: n + 1 });
                     this.retry = null;
-                    this.type = "";
-                    n += lines;
+                    n += dataAt === at ? 2 : 3;
                     this.start = n + 1;
                     at = dataEnd + 2;
                     continue;
