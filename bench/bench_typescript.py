@@ -38,7 +38,7 @@ def typescript_table(body: Callable[[int, bytes], Sequence[bytes]], events: int,
         )
     answer = json.loads(result.stdout)
     rows: dict[str, dict[str, float]] = answer["rows"]
-    print(f"\nTypeScript decoder (Node {answer['node']}): events per second, {events:,} "
+    print(f"\nTypeScript decoder (Node {answer['node']}): events per CPU second, {events:,} "
           f"content.delta events, best of {rounds}")
     print(f"{'':34}" + "".join(f"{column:>16}" for column in rows))
     for name, key in ((OURS, "ours"), (PEER, "peer")):

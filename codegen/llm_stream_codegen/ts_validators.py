@@ -149,7 +149,9 @@ class _TypeScriptCompiler:
         self.helpers: dict[tuple[str, _Loc], _Helper] = {}
         self.pending: list[_Helper] = []
         self.yes_no = False
-        """Emitting the yes/no check: each error returns false, and a $ref asks its helper's."""
+        """Emitting the yes/no check: each error returns false, and a $ref is inlined."""
+        self.expanding: list[_Loc] = []
+        """The $ref targets being inlined, innermost last."""
 
     # ---- constants and helpers ----------------------------------------------------------------
 
@@ -200,7 +202,16 @@ class _TypeScriptCompiler:
               rule: str) -> None:
         """The check of a subschema that has a helper: its errors, or its yes/no."""
         if self.yes_no:
-            self._if_error(fn, ind, f"!{self._is_call(node, loc, v)}", rule, ptr, [])
+            if loc in self.expanding:  # a recursive schema: its helper
+                self._if_error(fn, ind, f"!{self._is_call(node, loc, v)}", rule, ptr, [])
+                return
+            # Inlined, so that each check reads the properties of one shape of value (the
+            # envelope's fields of each event type apart), which is what keeps it fast.
+            self.expanding.append(loc)
+            try:
+                self._val(fn, ind, node, loc, v, ptr, rule)
+            finally:
+                self.expanding.pop()
             return
         helper = self._helper("val", node, loc)
         args = [v, ptr.code(), "errors", *([rule] if helper.takes_rule else [])]
@@ -648,7 +659,11 @@ class _TypeScriptCompiler:
 
     def _helper_source(self, helper: _Helper) -> list[str]:
         if helper.mode == "is":
-            body = self._body(True, helper.node, helper.loc, _Pointer(), "rule")
+            self.expanding.append(helper.loc)
+            try:
+                body = self._body(True, helper.node, helper.loc, _Pointer(), "rule")
+            finally:
+                self.expanding.pop()
             return [f"/** {helper.loc} */", f"function {helper.name}(x: any): boolean {{",
                     *body, "    return true;", "}"]
         body = self._body(False, helper.node, helper.loc, _Pointer(((True, "p"),)), "rule")

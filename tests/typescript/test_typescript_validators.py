@@ -40,8 +40,9 @@ pytestmark = requires_node
 
 STATIC = ROOT / "codegen" / "templates" / "typescript" / "static"
 RUNTIME = ("schema_runtime.ts", "jsontext.ts", "diagnostics.ts")
-PER_ROOT = 1000
-"""Instances per structure of the spec, sampled from the corpus."""
+PER_ROOT = 600
+"""Instances per structure of the spec, sampled from the corpus: the Python validators' own
+differential tests generate the large corpora; this one needs the variety, not the volume."""
 
 
 def json_instance(value: Any) -> bool:
@@ -99,14 +100,14 @@ def test_the_spec_validators_agree(tmp_path: Path) -> None:
 
     instances = {}
     for root in ROOTS:
-        generated = 12 if root.schema_id.startswith(EVENT_URN) else 0
+        generated = 4 if root.schema_id.startswith(EVENT_URN) else 0
         corpus = [i for i in instances_for(SCHEMAS, root.schema_id, valid=generated,
                                            seeds=seeds(root.schema_id)) if json_instance(i)]
         instances[root.name] = random.Random(root.name).sample(corpus, min(PER_ROOT, len(corpus)))
     answers = typescript_errors(SCHEMAS, ROOTS, instances, tmp_path)
     problems = compare(shipped, ROOTS, instances, answers)
     assert not problems, f"{len(problems)} disagreements, the first: {problems[:3]}"
-    assert sum(not a["valid"] for found in answers.values() for a in found) > 1000
+    assert sum(not a["valid"] for found in answers.values() for a in found) > 500
 
 
 def _renamed(schema: Any, schema_id: str) -> Any:
@@ -129,8 +130,8 @@ def test_the_differential_schemas_agree(tmp_path: Path) -> None:
     roots = [ValidatorRoot(f"schema_{i}", schema_id, "LS-DEFAULT")
              for i, schema_id in enumerate(DIFFERENTIAL_SCHEMAS)]
     instances = {
-        root.name: [x for x in instances_for(DIFFERENTIAL_SCHEMAS, root.schema_id, valid=60,
-                                             noise=400, seeds=SEEDS.get(root.schema_id, ()))
+        root.name: [x for x in instances_for(DIFFERENTIAL_SCHEMAS, root.schema_id, valid=12,
+                                             noise=100, seeds=SEEDS.get(root.schema_id, ()))
                     if json_instance(x)]
         for root in roots
     }

@@ -8,11 +8,11 @@
 import type { SchemaError } from "./diagnostics.js";
 import { at, esc, isObject, kind, strlen } from "./schema_runtime.js";
 
+const PATTERN_1: RegExp = new RegExp("^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?=\\n?$)", "u");
+const PATTERN_2: RegExp = new RegExp("^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?=\\n?$)", "u");
 const NAMES_1: ReadonlySet<unknown> = new Set(["content_filter", "end_turn", "max_tokens", "stop_sequence", "tool_use"]);
 const NAMES_2: ReadonlySet<unknown> = new Set(["content_filtered", "context_length_exceeded", "internal_error", "overloaded", "rate_limited"]);
-const PATTERN_1: RegExp = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._-]*(?=\\n?$)", "u");
-const PATTERN_2: RegExp = new RegExp("^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*(?=\\n?$)", "u");
-const PATTERN_3: RegExp = new RegExp("^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?(?=\\n?$)", "u");
+const PATTERN_3: RegExp = new RegExp("^[A-Za-z0-9][A-Za-z0-9._-]*:[A-Za-z0-9][A-Za-z0-9._-]*(?=\\n?$)", "u");
 
 /** Every error of instance against urn:ietf:params:llm-stream:request:1.0. */
 export function validateRequest(instance: unknown): SchemaError[] {
@@ -127,8 +127,156 @@ export function isValidRequest(instance: unknown): boolean {
         if (v4 !== undefined) {
             if (Array.isArray(v4)) {
                 for (let i5 = 0; i5 < v4.length; i5++) {
-                    if (!_is_valid_message(v4[i5])) {
+                    if (isObject(v4[i5])) {
+                        const v6 = v4[i5].role;
+                        if (v6 !== undefined) {
+                            if (typeof v6 !== "string") {
+                                return false;
+                            }
+                            if (v6 !== "system" && v6 !== "user" && v6 !== "assistant" && v6 !== "tool") {
+                                return false;
+                            }
+                        } else {
+                            return false;
+                        }
+                        const v7 = v4[i5].content;
+                        if (v7 !== undefined) {
+                            if (!(typeof v7 === "string" || Array.isArray(v7) || v7 === null)) {
+                                return false;
+                            }
+                            if (Array.isArray(v7)) {
+                                for (let i8 = 0; i8 < v7.length; i8++) {
+                                    if (isObject(v7[i8])) {
+                                        const v9 = v7[i8].type;
+                                        if (v9 !== undefined) {
+                                            if (typeof v9 !== "string") {
+                                                return false;
+                                            }
+                                            if (v9 !== "text" && v9 !== "image" && v9 !== "document" && v9 !== "audio") {
+                                                return false;
+                                            }
+                                        } else {
+                                            return false;
+                                        }
+                                    } else {
+                                        return false;
+                                    }
+                                    if (_is_valid_content_part_1_0_allOf_0_if(v7[i8])) {
+                                        if (isObject(v7[i8])) {
+                                            const v11 = v7[i8].text;
+                                            if (v11 !== undefined) {
+                                                if (typeof v11 !== "string") {
+                                                    return false;
+                                                }
+                                            } else {
+                                                return false;
+                                            }
+                                        }
+                                    }
+                                    if (_is_valid_content_part_1_0_allOf_1_if(v7[i8])) {
+                                        if (isObject(v7[i8])) {
+                                            const v13 = v7[i8].media_type;
+                                            if (v13 !== undefined) {
+                                                if (typeof v13 === "string") {
+                                                    if (!PATTERN_1.test(v13)) {
+                                                        return false;
+                                                    }
+                                                } else {
+                                                    return false;
+                                                }
+                                            } else {
+                                                return false;
+                                            }
+                                            const v14 = v7[i8].data;
+                                            if (v14 !== undefined) {
+                                                if (typeof v14 === "string") {
+                                                    if (!PATTERN_2.test(v14)) {
+                                                        return false;
+                                                    }
+                                                } else {
+                                                    return false;
+                                                }
+                                            } else {
+                                                return false;
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        } else {
+                            return false;
+                        }
+                        const v16 = v4[i5].name;
+                        if (v16 !== undefined) {
+                            if (typeof v16 !== "string") {
+                                return false;
+                            }
+                        }
+                        const v17 = v4[i5].tool_call_id;
+                        if (v17 !== undefined) {
+                            if (typeof v17 !== "string") {
+                                return false;
+                            }
+                        }
+                        const v18 = v4[i5].tool_calls;
+                        if (v18 !== undefined) {
+                            if (Array.isArray(v18)) {
+                                for (let i19 = 0; i19 < v18.length; i19++) {
+                                    if (isObject(v18[i19])) {
+                                        const v20 = v18[i19].id;
+                                        if (v20 !== undefined) {
+                                            if (typeof v20 !== "string") {
+                                                return false;
+                                            }
+                                        } else {
+                                            return false;
+                                        }
+                                        const v21 = v18[i19].name;
+                                        if (v21 !== undefined) {
+                                            if (typeof v21 !== "string") {
+                                                return false;
+                                            }
+                                        } else {
+                                            return false;
+                                        }
+                                        const v22 = v18[i19].arguments;
+                                        if (v22 !== undefined) {
+                                            if (typeof v22 !== "string") {
+                                                return false;
+                                            }
+                                        } else {
+                                            return false;
+                                        }
+                                    } else {
+                                        return false;
+                                    }
+                                }
+                            } else {
+                                return false;
+                            }
+                        }
+                    } else {
                         return false;
+                    }
+                    if (_is_valid_message_allOf_0_if(v4[i5])) {
+                        if (isObject(v4[i5])) {
+                            if (v4[i5].tool_call_id === undefined) {
+                                return false;
+                            }
+                        }
+                    }
+                    if (_is_valid_message_allOf_1_if(v4[i5])) {
+                        if (isObject(v4[i5])) {
+                            const v26 = v4[i5].role;
+                            if (v26 !== undefined) {
+                                if (v26 !== "assistant") {
+                                    return false;
+                                }
+                            }
+                            if (v4[i5].tool_calls === undefined) {
+                                return false;
+                            }
+                        }
                     }
                 }
             } else {
@@ -137,11 +285,36 @@ export function isValidRequest(instance: unknown): boolean {
         } else {
             return false;
         }
-        const v6 = x.tools;
-        if (v6 !== undefined) {
-            if (Array.isArray(v6)) {
-                for (let i7 = 0; i7 < v6.length; i7++) {
-                    if (!_is_valid_tool_1_0(v6[i7])) {
+        const v28 = x.tools;
+        if (v28 !== undefined) {
+            if (Array.isArray(v28)) {
+                for (let i29 = 0; i29 < v28.length; i29++) {
+                    if (isObject(v28[i29])) {
+                        const v30 = v28[i29].name;
+                        if (v30 !== undefined) {
+                            if (typeof v30 !== "string") {
+                                return false;
+                            }
+                        } else {
+                            return false;
+                        }
+                        const v31 = v28[i29].description;
+                        if (v31 !== undefined) {
+                            if (typeof v31 !== "string") {
+                                return false;
+                            }
+                        } else {
+                            return false;
+                        }
+                        const v32 = v28[i29].parameters;
+                        if (v32 !== undefined) {
+                            if (!isObject(v32)) {
+                                return false;
+                            }
+                        } else {
+                            return false;
+                        }
+                    } else {
                         return false;
                     }
                 }
@@ -149,21 +322,77 @@ export function isValidRequest(instance: unknown): boolean {
                 return false;
             }
         }
-        const v8 = x.parameters;
-        if (v8 !== undefined) {
-            if (!_is_valid_parameters_1_0(v8)) {
+        const v34 = x.parameters;
+        if (v34 !== undefined) {
+            if (isObject(v34)) {
+                const v35 = v34.max_tokens;
+                if (v35 !== undefined) {
+                    if (!Number.isInteger(v35)) {
+                        return false;
+                    }
+                }
+                const v36 = v34.temperature;
+                if (v36 !== undefined) {
+                    if (typeof v36 !== "number") {
+                        return false;
+                    }
+                }
+                const v37 = v34.top_p;
+                if (v37 !== undefined) {
+                    if (typeof v37 !== "number") {
+                        return false;
+                    }
+                }
+                const v38 = v34.stop_sequences;
+                if (v38 !== undefined) {
+                    if (Array.isArray(v38)) {
+                        for (let i39 = 0; i39 < v38.length; i39++) {
+                            if (typeof v38[i39] !== "string") {
+                                return false;
+                            }
+                        }
+                    } else {
+                        return false;
+                    }
+                }
+            } else {
                 return false;
             }
         }
-        const v9 = x.metadata;
-        if (v9 !== undefined) {
-            if (!_is_valid_metadata_1_0(v9)) {
+        const v41 = x.metadata;
+        if (v41 !== undefined) {
+            if (isObject(v41)) {
+                const v42 = v41.request_id;
+                if (v42 !== undefined) {
+                    if (typeof v42 !== "string") {
+                        return false;
+                    }
+                }
+                const v43 = v41.user_id;
+                if (v43 !== undefined) {
+                    if (typeof v43 !== "string") {
+                        return false;
+                    }
+                }
+                const v44 = v41.session_id;
+                if (v44 !== undefined) {
+                    if (typeof v44 !== "string") {
+                        return false;
+                    }
+                }
+            } else {
                 return false;
             }
         }
-        const v10 = x.extensions;
-        if (v10 !== undefined) {
-            if (!_is_valid_extensions_1_0(v10)) {
+        const v46 = x.extensions;
+        if (v46 !== undefined) {
+            if (isObject(v46)) {
+                for (const k48 of Object.keys(v46)) {
+                    if (!_is_valid_extensions_1_0_propertyNames(k48)) {
+                        return false;
+                    }
+                }
+            } else {
                 return false;
             }
         }
@@ -251,7 +480,10 @@ export function isValidMessage(instance: unknown): boolean {
     if (isObject(x)) {
         const v1 = x.role;
         if (v1 !== undefined) {
-            if (!_is_valid_registry_roles(v1)) {
+            if (typeof v1 !== "string") {
+                return false;
+            }
+            if (v1 !== "system" && v1 !== "user" && v1 !== "assistant" && v1 !== "tool") {
                 return false;
             }
         } else {
@@ -264,31 +496,108 @@ export function isValidMessage(instance: unknown): boolean {
             }
             if (Array.isArray(v2)) {
                 for (let i3 = 0; i3 < v2.length; i3++) {
-                    if (!_is_valid_content_part_1_0(v2[i3])) {
+                    if (isObject(v2[i3])) {
+                        const v4 = v2[i3].type;
+                        if (v4 !== undefined) {
+                            if (typeof v4 !== "string") {
+                                return false;
+                            }
+                            if (v4 !== "text" && v4 !== "image" && v4 !== "document" && v4 !== "audio") {
+                                return false;
+                            }
+                        } else {
+                            return false;
+                        }
+                    } else {
                         return false;
+                    }
+                    if (_is_valid_content_part_1_0_allOf_0_if(v2[i3])) {
+                        if (isObject(v2[i3])) {
+                            const v6 = v2[i3].text;
+                            if (v6 !== undefined) {
+                                if (typeof v6 !== "string") {
+                                    return false;
+                                }
+                            } else {
+                                return false;
+                            }
+                        }
+                    }
+                    if (_is_valid_content_part_1_0_allOf_1_if(v2[i3])) {
+                        if (isObject(v2[i3])) {
+                            const v8 = v2[i3].media_type;
+                            if (v8 !== undefined) {
+                                if (typeof v8 === "string") {
+                                    if (!PATTERN_1.test(v8)) {
+                                        return false;
+                                    }
+                                } else {
+                                    return false;
+                                }
+                            } else {
+                                return false;
+                            }
+                            const v9 = v2[i3].data;
+                            if (v9 !== undefined) {
+                                if (typeof v9 === "string") {
+                                    if (!PATTERN_2.test(v9)) {
+                                        return false;
+                                    }
+                                } else {
+                                    return false;
+                                }
+                            } else {
+                                return false;
+                            }
+                        }
                     }
                 }
             }
         } else {
             return false;
         }
-        const v4 = x.name;
-        if (v4 !== undefined) {
-            if (typeof v4 !== "string") {
+        const v11 = x.name;
+        if (v11 !== undefined) {
+            if (typeof v11 !== "string") {
                 return false;
             }
         }
-        const v5 = x.tool_call_id;
-        if (v5 !== undefined) {
-            if (typeof v5 !== "string") {
+        const v12 = x.tool_call_id;
+        if (v12 !== undefined) {
+            if (typeof v12 !== "string") {
                 return false;
             }
         }
-        const v6 = x.tool_calls;
-        if (v6 !== undefined) {
-            if (Array.isArray(v6)) {
-                for (let i7 = 0; i7 < v6.length; i7++) {
-                    if (!_is_valid_assistant_tool_call_1_0(v6[i7])) {
+        const v13 = x.tool_calls;
+        if (v13 !== undefined) {
+            if (Array.isArray(v13)) {
+                for (let i14 = 0; i14 < v13.length; i14++) {
+                    if (isObject(v13[i14])) {
+                        const v15 = v13[i14].id;
+                        if (v15 !== undefined) {
+                            if (typeof v15 !== "string") {
+                                return false;
+                            }
+                        } else {
+                            return false;
+                        }
+                        const v16 = v13[i14].name;
+                        if (v16 !== undefined) {
+                            if (typeof v16 !== "string") {
+                                return false;
+                            }
+                        } else {
+                            return false;
+                        }
+                        const v17 = v13[i14].arguments;
+                        if (v17 !== undefined) {
+                            if (typeof v17 !== "string") {
+                                return false;
+                            }
+                        } else {
+                            return false;
+                        }
+                    } else {
                         return false;
                     }
                 }
@@ -308,9 +617,9 @@ export function isValidMessage(instance: unknown): boolean {
     }
     if (_is_valid_message_allOf_1_if(x)) {
         if (isObject(x)) {
-            const v10 = x.role;
-            if (v10 !== undefined) {
-                if (v10 !== "assistant") {
+            const v21 = x.role;
+            if (v21 !== undefined) {
+                if (v21 !== "assistant") {
                     return false;
                 }
             }
@@ -496,7 +805,45 @@ export function isValidStreamStart(instance: unknown): boolean {
     } else {
         return false;
     }
-    if (!_is_valid_envelope(x)) {
+    if (isObject(x)) {
+        const v6 = x.v;
+        if (v6 !== undefined) {
+            if (typeof v6 !== "string") {
+                return false;
+            }
+            if (v6 !== "1.0") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        const v7 = x.seq;
+        if (v7 !== undefined) {
+            if (!Number.isInteger(v7)) {
+                return false;
+            }
+            if (typeof v7 === "number") {
+                if (v7 < 0) {
+                    return false;
+                }
+            }
+            if (typeof v7 === "number") {
+                if (v7 > 9007199254740991) {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+        const v8 = x.type;
+        if (v8 !== undefined) {
+            if (typeof v8 !== "string") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    } else {
         return false;
     }
     return true;
@@ -613,7 +960,45 @@ export function isValidContentDelta(instance: unknown): boolean {
     } else {
         return false;
     }
-    if (!_is_valid_envelope(x)) {
+    if (isObject(x)) {
+        const v8 = x.v;
+        if (v8 !== undefined) {
+            if (typeof v8 !== "string") {
+                return false;
+            }
+            if (v8 !== "1.0") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        const v9 = x.seq;
+        if (v9 !== undefined) {
+            if (!Number.isInteger(v9)) {
+                return false;
+            }
+            if (typeof v9 === "number") {
+                if (v9 < 0) {
+                    return false;
+                }
+            }
+            if (typeof v9 === "number") {
+                if (v9 > 9007199254740991) {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+        const v10 = x.type;
+        if (v10 !== undefined) {
+            if (typeof v10 !== "string") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    } else {
         return false;
     }
     return true;
@@ -728,7 +1113,45 @@ export function isValidToolCall(instance: unknown): boolean {
     } else {
         return false;
     }
-    if (!_is_valid_envelope(x)) {
+    if (isObject(x)) {
+        const v7 = x.v;
+        if (v7 !== undefined) {
+            if (typeof v7 !== "string") {
+                return false;
+            }
+            if (v7 !== "1.0") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        const v8 = x.seq;
+        if (v8 !== undefined) {
+            if (!Number.isInteger(v8)) {
+                return false;
+            }
+            if (typeof v8 === "number") {
+                if (v8 < 0) {
+                    return false;
+                }
+            }
+            if (typeof v8 === "number") {
+                if (v8 > 9007199254740991) {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+        const v9 = x.type;
+        if (v9 !== undefined) {
+            if (typeof v9 !== "string") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    } else {
         return false;
     }
     return true;
@@ -800,7 +1223,10 @@ export function isValidContentStop(instance: unknown): boolean {
         }
         const v3 = x.stop_reason;
         if (v3 !== undefined) {
-            if (!_is_valid_registry_stop_reasons(v3)) {
+            if (typeof v3 !== "string") {
+                return false;
+            }
+            if (!NAMES_1.has(v3)) {
                 return false;
             }
         } else {
@@ -809,7 +1235,45 @@ export function isValidContentStop(instance: unknown): boolean {
     } else {
         return false;
     }
-    if (!_is_valid_envelope(x)) {
+    if (isObject(x)) {
+        const v5 = x.v;
+        if (v5 !== undefined) {
+            if (typeof v5 !== "string") {
+                return false;
+            }
+            if (v5 !== "1.0") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        const v6 = x.seq;
+        if (v6 !== undefined) {
+            if (!Number.isInteger(v6)) {
+                return false;
+            }
+            if (typeof v6 === "number") {
+                if (v6 < 0) {
+                    return false;
+                }
+            }
+            if (typeof v6 === "number") {
+                if (v6 > 9007199254740991) {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+        const v7 = x.type;
+        if (v7 !== undefined) {
+            if (typeof v7 !== "string") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    } else {
         return false;
     }
     return true;
@@ -946,7 +1410,45 @@ export function isValidUsage(instance: unknown): boolean {
     } else {
         return false;
     }
-    if (!_is_valid_envelope(x)) {
+    if (isObject(x)) {
+        const v7 = x.v;
+        if (v7 !== undefined) {
+            if (typeof v7 !== "string") {
+                return false;
+            }
+            if (v7 !== "1.0") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        const v8 = x.seq;
+        if (v8 !== undefined) {
+            if (!Number.isInteger(v8)) {
+                return false;
+            }
+            if (typeof v8 === "number") {
+                if (v8 < 0) {
+                    return false;
+                }
+            }
+            if (typeof v8 === "number") {
+                if (v8 > 9007199254740991) {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+        const v9 = x.type;
+        if (v9 !== undefined) {
+            if (typeof v9 !== "string") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    } else {
         return false;
     }
     return true;
@@ -1000,7 +1502,10 @@ export function isValidError(instance: unknown): boolean {
         }
         const v2 = x.code;
         if (v2 !== undefined) {
-            if (!_is_valid_registry_error_codes(v2)) {
+            if (typeof v2 !== "string") {
+                return false;
+            }
+            if (!NAMES_2.has(v2)) {
                 return false;
             }
         } else {
@@ -1017,7 +1522,45 @@ export function isValidError(instance: unknown): boolean {
     } else {
         return false;
     }
-    if (!_is_valid_envelope(x)) {
+    if (isObject(x)) {
+        const v5 = x.v;
+        if (v5 !== undefined) {
+            if (typeof v5 !== "string") {
+                return false;
+            }
+            if (v5 !== "1.0") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        const v6 = x.seq;
+        if (v6 !== undefined) {
+            if (!Number.isInteger(v6)) {
+                return false;
+            }
+            if (typeof v6 === "number") {
+                if (v6 < 0) {
+                    return false;
+                }
+            }
+            if (typeof v6 === "number") {
+                if (v6 > 9007199254740991) {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+        const v7 = x.type;
+        if (v7 !== undefined) {
+            if (typeof v7 !== "string") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    } else {
         return false;
     }
     return true;
@@ -1070,7 +1613,45 @@ export function isValidStreamEnd(instance: unknown): boolean {
     } else {
         return false;
     }
-    if (!_is_valid_envelope(x)) {
+    if (isObject(x)) {
+        const v4 = x.v;
+        if (v4 !== undefined) {
+            if (typeof v4 !== "string") {
+                return false;
+            }
+            if (v4 !== "1.0") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        const v5 = x.seq;
+        if (v5 !== undefined) {
+            if (!Number.isInteger(v5)) {
+                return false;
+            }
+            if (typeof v5 === "number") {
+                if (v5 < 0) {
+                    return false;
+                }
+            }
+            if (typeof v5 === "number") {
+                if (v5 > 9007199254740991) {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+        const v6 = x.type;
+        if (v6 !== undefined) {
+            if (typeof v6 !== "string") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    } else {
         return false;
     }
     return true;
@@ -1171,7 +1752,45 @@ export function isValidReasoningDelta(instance: unknown): boolean {
     } else {
         return false;
     }
-    if (!_is_valid_envelope(x)) {
+    if (isObject(x)) {
+        const v7 = x.v;
+        if (v7 !== undefined) {
+            if (typeof v7 !== "string") {
+                return false;
+            }
+            if (v7 !== "1.0") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        const v8 = x.seq;
+        if (v8 !== undefined) {
+            if (!Number.isInteger(v8)) {
+                return false;
+            }
+            if (typeof v8 === "number") {
+                if (v8 < 0) {
+                    return false;
+                }
+            }
+            if (typeof v8 === "number") {
+                if (v8 > 9007199254740991) {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+        const v9 = x.type;
+        if (v9 !== undefined) {
+            if (typeof v9 !== "string") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    } else {
         return false;
     }
     return true;
@@ -1262,7 +1881,45 @@ export function isValidReasoningSignature(instance: unknown): boolean {
     } else {
         return false;
     }
-    if (!_is_valid_envelope(x)) {
+    if (isObject(x)) {
+        const v5 = x.v;
+        if (v5 !== undefined) {
+            if (typeof v5 !== "string") {
+                return false;
+            }
+            if (v5 !== "1.0") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        const v6 = x.seq;
+        if (v6 !== undefined) {
+            if (!Number.isInteger(v6)) {
+                return false;
+            }
+            if (typeof v6 === "number") {
+                if (v6 < 0) {
+                    return false;
+                }
+            }
+            if (typeof v6 === "number") {
+                if (v6 > 9007199254740991) {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+        const v7 = x.type;
+        if (v7 !== undefined) {
+            if (typeof v7 !== "string") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    } else {
         return false;
     }
     return true;
@@ -1369,7 +2026,45 @@ export function isValidToolCallDelta(instance: unknown): boolean {
     } else {
         return false;
     }
-    if (!_is_valid_envelope(x)) {
+    if (isObject(x)) {
+        const v7 = x.v;
+        if (v7 !== undefined) {
+            if (typeof v7 !== "string") {
+                return false;
+            }
+            if (v7 !== "1.0") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+        const v8 = x.seq;
+        if (v8 !== undefined) {
+            if (!Number.isInteger(v8)) {
+                return false;
+            }
+            if (typeof v8 === "number") {
+                if (v8 < 0) {
+                    return false;
+                }
+            }
+            if (typeof v8 === "number") {
+                if (v8 > 9007199254740991) {
+                    return false;
+                }
+            }
+        } else {
+            return false;
+        }
+        const v9 = x.type;
+        if (v9 !== undefined) {
+            if (typeof v9 !== "string") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    } else {
         return false;
     }
     return true;
@@ -1553,191 +2248,72 @@ function _validate_extensions_1_0(x: any, p: string, errors: SchemaError[]): voi
     }
 }
 
-/** urn:ietf:params:llm-stream:message:1.0# */
-function _is_valid_message(x: any): boolean {
+/** urn:ietf:params:llm-stream:content-part:1.0#/allOf/0/if */
+function _is_valid_content_part_1_0_allOf_0_if(x: any): boolean {
+    if (isObject(x)) {
+        const v1 = x.type;
+        if (v1 !== undefined) {
+            if (v1 !== "text") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+/** urn:ietf:params:llm-stream:content-part:1.0#/allOf/1/if */
+function _is_valid_content_part_1_0_allOf_1_if(x: any): boolean {
+    if (isObject(x)) {
+        const v1 = x.type;
+        if (v1 !== undefined) {
+            if (v1 !== "image" && v1 !== "document" && v1 !== "audio") {
+                return false;
+            }
+        } else {
+            return false;
+        }
+    }
+    return true;
+}
+
+/** urn:ietf:params:llm-stream:message:1.0#/allOf/0/if */
+function _is_valid_message_allOf_0_if(x: any): boolean {
     if (isObject(x)) {
         const v1 = x.role;
         if (v1 !== undefined) {
-            if (!_is_valid_registry_roles(v1)) {
+            if (v1 !== "tool") {
                 return false;
             }
         } else {
             return false;
-        }
-        const v2 = x.content;
-        if (v2 !== undefined) {
-            if (!(typeof v2 === "string" || Array.isArray(v2) || v2 === null)) {
-                return false;
-            }
-            if (Array.isArray(v2)) {
-                for (let i3 = 0; i3 < v2.length; i3++) {
-                    if (!_is_valid_content_part_1_0(v2[i3])) {
-                        return false;
-                    }
-                }
-            }
-        } else {
-            return false;
-        }
-        const v4 = x.name;
-        if (v4 !== undefined) {
-            if (typeof v4 !== "string") {
-                return false;
-            }
-        }
-        const v5 = x.tool_call_id;
-        if (v5 !== undefined) {
-            if (typeof v5 !== "string") {
-                return false;
-            }
-        }
-        const v6 = x.tool_calls;
-        if (v6 !== undefined) {
-            if (Array.isArray(v6)) {
-                for (let i7 = 0; i7 < v6.length; i7++) {
-                    if (!_is_valid_assistant_tool_call_1_0(v6[i7])) {
-                        return false;
-                    }
-                }
-            } else {
-                return false;
-            }
-        }
-    } else {
-        return false;
-    }
-    if (_is_valid_message_allOf_0_if(x)) {
-        if (isObject(x)) {
-            if (x.tool_call_id === undefined) {
-                return false;
-            }
-        }
-    }
-    if (_is_valid_message_allOf_1_if(x)) {
-        if (isObject(x)) {
-            const v10 = x.role;
-            if (v10 !== undefined) {
-                if (v10 !== "assistant") {
-                    return false;
-                }
-            }
-            if (x.tool_calls === undefined) {
-                return false;
-            }
         }
     }
     return true;
 }
 
-/** urn:ietf:params:llm-stream:tool:1.0# */
-function _is_valid_tool_1_0(x: any): boolean {
+/** urn:ietf:params:llm-stream:message:1.0#/allOf/1/if */
+function _is_valid_message_allOf_1_if(x: any): boolean {
     if (isObject(x)) {
-        const v1 = x.name;
+        const v1 = x.content;
         if (v1 !== undefined) {
-            if (typeof v1 !== "string") {
+            if (v1 !== null) {
                 return false;
             }
         } else {
             return false;
         }
-        const v2 = x.description;
-        if (v2 !== undefined) {
-            if (typeof v2 !== "string") {
-                return false;
-            }
-        } else {
+    }
+    return true;
+}
+
+/** urn:ietf:params:llm-stream:extensions:1.0#/propertyNames */
+function _is_valid_extensions_1_0_propertyNames(x: any): boolean {
+    if (typeof x === "string") {
+        if (!PATTERN_3.test(x)) {
             return false;
         }
-        const v3 = x.parameters;
-        if (v3 !== undefined) {
-            if (!isObject(v3)) {
-                return false;
-            }
-        } else {
-            return false;
-        }
-    } else {
-        return false;
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:parameters:1.0# */
-function _is_valid_parameters_1_0(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.max_tokens;
-        if (v1 !== undefined) {
-            if (!Number.isInteger(v1)) {
-                return false;
-            }
-        }
-        const v2 = x.temperature;
-        if (v2 !== undefined) {
-            if (typeof v2 !== "number") {
-                return false;
-            }
-        }
-        const v3 = x.top_p;
-        if (v3 !== undefined) {
-            if (typeof v3 !== "number") {
-                return false;
-            }
-        }
-        const v4 = x.stop_sequences;
-        if (v4 !== undefined) {
-            if (Array.isArray(v4)) {
-                for (let i5 = 0; i5 < v4.length; i5++) {
-                    if (typeof v4[i5] !== "string") {
-                        return false;
-                    }
-                }
-            } else {
-                return false;
-            }
-        }
-    } else {
-        return false;
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:metadata:1.0# */
-function _is_valid_metadata_1_0(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.request_id;
-        if (v1 !== undefined) {
-            if (typeof v1 !== "string") {
-                return false;
-            }
-        }
-        const v2 = x.user_id;
-        if (v2 !== undefined) {
-            if (typeof v2 !== "string") {
-                return false;
-            }
-        }
-        const v3 = x.session_id;
-        if (v3 !== undefined) {
-            if (typeof v3 !== "string") {
-                return false;
-            }
-        }
-    } else {
-        return false;
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:extensions:1.0# */
-function _is_valid_extensions_1_0(x: any): boolean {
-    if (isObject(x)) {
-        for (const k2 of Object.keys(x)) {
-            if (!_is_valid_extensions_1_0_propertyNames(k2)) {
-                return false;
-            }
-        }
-    } else {
-        return false;
     }
     return true;
 }
@@ -1804,107 +2380,6 @@ function _validate_assistant_tool_call_1_0(x: any, p: string, errors: SchemaErro
     }
 }
 
-/** urn:ietf:params:llm-stream:message:1.0#/allOf/0/if */
-function _is_valid_message_allOf_0_if(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.role;
-        if (v1 !== undefined) {
-            if (v1 !== "tool") {
-                return false;
-            }
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:message:1.0#/allOf/1/if */
-function _is_valid_message_allOf_1_if(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.content;
-        if (v1 !== undefined) {
-            if (v1 !== null) {
-                return false;
-            }
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:registry:roles# */
-function _is_valid_registry_roles(x: any): boolean {
-    if (typeof x !== "string") {
-        return false;
-    }
-    if (x !== "system" && x !== "user" && x !== "assistant" && x !== "tool") {
-        return false;
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:content-part:1.0# */
-function _is_valid_content_part_1_0(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.type;
-        if (v1 !== undefined) {
-            if (!_is_valid_registry_content_part_types(v1)) {
-                return false;
-            }
-        } else {
-            return false;
-        }
-    } else {
-        return false;
-    }
-    if (_is_valid_content_part_1_0_allOf_0_if(x)) {
-        if (!_is_valid_content_part_1_0_text(x)) {
-            return false;
-        }
-    }
-    if (_is_valid_content_part_1_0_allOf_1_if(x)) {
-        if (!_is_valid_content_part_1_0_encoded(x)) {
-            return false;
-        }
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:assistant-tool-call:1.0# */
-function _is_valid_assistant_tool_call_1_0(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.id;
-        if (v1 !== undefined) {
-            if (typeof v1 !== "string") {
-                return false;
-            }
-        } else {
-            return false;
-        }
-        const v2 = x.name;
-        if (v2 !== undefined) {
-            if (typeof v2 !== "string") {
-                return false;
-            }
-        } else {
-            return false;
-        }
-        const v3 = x.arguments;
-        if (v3 !== undefined) {
-            if (typeof v3 !== "string") {
-                return false;
-            }
-        } else {
-            return false;
-        }
-    } else {
-        return false;
-    }
-    return true;
-}
-
 /** urn:ietf:params:llm-stream:event-envelope:1.0# */
 function _validate_envelope(x: any, p: string, errors: SchemaError[]): void {
     if (isObject(x)) {
@@ -1950,52 +2425,6 @@ function _validate_envelope(x: any, p: string, errors: SchemaError[]): void {
     }
 }
 
-/** urn:ietf:params:llm-stream:event-envelope:1.0# */
-function _is_valid_envelope(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.v;
-        if (v1 !== undefined) {
-            if (typeof v1 !== "string") {
-                return false;
-            }
-            if (v1 !== "1.0") {
-                return false;
-            }
-        } else {
-            return false;
-        }
-        const v2 = x.seq;
-        if (v2 !== undefined) {
-            if (!Number.isInteger(v2)) {
-                return false;
-            }
-            if (typeof v2 === "number") {
-                if (v2 < 0) {
-                    return false;
-                }
-            }
-            if (typeof v2 === "number") {
-                if (v2 > 9007199254740991) {
-                    return false;
-                }
-            }
-        } else {
-            return false;
-        }
-        const v3 = x.type;
-        if (v3 !== undefined) {
-            if (typeof v3 !== "string") {
-                return false;
-            }
-        } else {
-            return false;
-        }
-    } else {
-        return false;
-    }
-    return true;
-}
-
 /** urn:ietf:params:llm-stream:registry:stop-reasons# */
 function _validate_registry_stop_reasons(x: any, p: string, errors: SchemaError[], rule: string): void {
     if (typeof x !== "string") {
@@ -2006,17 +2435,6 @@ function _validate_registry_stop_reasons(x: any, p: string, errors: SchemaError[
     }
 }
 
-/** urn:ietf:params:llm-stream:registry:stop-reasons# */
-function _is_valid_registry_stop_reasons(x: any): boolean {
-    if (typeof x !== "string") {
-        return false;
-    }
-    if (!NAMES_1.has(x)) {
-        return false;
-    }
-    return true;
-}
-
 /** urn:ietf:params:llm-stream:registry:error-codes# */
 function _validate_registry_error_codes(x: any, p: string, errors: SchemaError[], rule: string): void {
     if (typeof x !== "string") {
@@ -2025,27 +2443,6 @@ function _validate_registry_error_codes(x: any, p: string, errors: SchemaError[]
     if (!NAMES_2.has(x)) {
         errors.push({ rule: rule, pointer: p, message: `${at(p)} must be one of "rate_limited", "context_length_exceeded", "content_filtered", "internal_erro...` });
     }
-}
-
-/** urn:ietf:params:llm-stream:registry:error-codes# */
-function _is_valid_registry_error_codes(x: any): boolean {
-    if (typeof x !== "string") {
-        return false;
-    }
-    if (!NAMES_2.has(x)) {
-        return false;
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:extensions:1.0#/propertyNames */
-function _is_valid_extensions_1_0_propertyNames(x: any): boolean {
-    if (typeof x === "string") {
-        if (!PATTERN_1.test(x)) {
-            return false;
-        }
-    }
-    return true;
 }
 
 /** urn:ietf:params:llm-stream:registry:content-part-types# */
@@ -2072,28 +2469,13 @@ function _validate_content_part_1_0_text(x: any, p: string, errors: SchemaError[
     }
 }
 
-/** urn:ietf:params:llm-stream:content-part:1.0#/allOf/0/if */
-function _is_valid_content_part_1_0_allOf_0_if(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.type;
-        if (v1 !== undefined) {
-            if (v1 !== "text") {
-                return false;
-            }
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
-
 /** urn:ietf:params:llm-stream:content-part:1.0#/$defs/encoded */
 function _validate_content_part_1_0_encoded(x: any, p: string, errors: SchemaError[]): void {
     if (isObject(x)) {
         const v1 = x.media_type;
         if (v1 !== undefined) {
             if (typeof v1 === "string") {
-                if (!PATTERN_2.test(v1)) {
+                if (!PATTERN_1.test(v1)) {
                     errors.push({ rule: "LS-PART-3", pointer: `${p}/media_type`, message: `${p}/media_type must match the pattern ^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$` });
                 }
             } else {
@@ -2105,7 +2487,7 @@ function _validate_content_part_1_0_encoded(x: any, p: string, errors: SchemaErr
         const v2 = x.data;
         if (v2 !== undefined) {
             if (typeof v2 === "string") {
-                if (!PATTERN_3.test(v2)) {
+                if (!PATTERN_2.test(v2)) {
                     errors.push({ rule: "LS-PART-3", pointer: `${p}/data`, message: `${p}/data must match the pattern ^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$` });
                 }
             } else {
@@ -2115,78 +2497,6 @@ function _validate_content_part_1_0_encoded(x: any, p: string, errors: SchemaErr
             errors.push({ rule: "LS-PART-3", pointer: `${p}/data`, message: `${p}/data is required` });
         }
     }
-}
-
-/** urn:ietf:params:llm-stream:content-part:1.0#/allOf/1/if */
-function _is_valid_content_part_1_0_allOf_1_if(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.type;
-        if (v1 !== undefined) {
-            if (v1 !== "image" && v1 !== "document" && v1 !== "audio") {
-                return false;
-            }
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:registry:content-part-types# */
-function _is_valid_registry_content_part_types(x: any): boolean {
-    if (typeof x !== "string") {
-        return false;
-    }
-    if (x !== "text" && x !== "image" && x !== "document" && x !== "audio") {
-        return false;
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:content-part:1.0#/$defs/text */
-function _is_valid_content_part_1_0_text(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.text;
-        if (v1 !== undefined) {
-            if (typeof v1 !== "string") {
-                return false;
-            }
-        } else {
-            return false;
-        }
-    }
-    return true;
-}
-
-/** urn:ietf:params:llm-stream:content-part:1.0#/$defs/encoded */
-function _is_valid_content_part_1_0_encoded(x: any): boolean {
-    if (isObject(x)) {
-        const v1 = x.media_type;
-        if (v1 !== undefined) {
-            if (typeof v1 === "string") {
-                if (!PATTERN_2.test(v1)) {
-                    return false;
-                }
-            } else {
-                return false;
-            }
-        } else {
-            return false;
-        }
-        const v2 = x.data;
-        if (v2 !== undefined) {
-            if (typeof v2 === "string") {
-                if (!PATTERN_3.test(v2)) {
-                    return false;
-                }
-            } else {
-                return false;
-            }
-        } else {
-            return false;
-        }
-    }
-    return true;
 }
 /** The validator of each registered event type. */
 export const EVENT_VALIDATORS: ReadonlyMap<string, (instance: unknown) => SchemaError[]> = new Map([
