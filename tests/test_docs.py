@@ -90,6 +90,7 @@ def test_build_is_strict_and_complete(built: Path) -> None:
                  "mappings/index.html", "changelog/index.html", "api/index.html",
                  "guides/client/index.html", "guides/server/index.html",
                  "guides/check/index.html", "guides/register/index.html",
+                 "guides/typescript/index.html",
                  "vocabularies/stop-reasons/index.html", "vocabularies/error-codes/index.html"):
         assert (built / page).is_file(), page
     assert (built / "search" / "search_index.json").is_file()
