@@ -36,7 +36,8 @@ class _Endpoint(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         request = json.loads(self.rfile.read(int(self.headers["content-length"])))
-        assert request["messages"] and self.headers["content-type"] == "application/llm-request+json"
+        assert request["messages"]
+        assert self.headers["content-type"] == "application/llm-request+json"
         body = EXAMPLE.read_bytes()
         self.send_response(200)
         self.send_header("content-type", "text/event-stream")
@@ -85,7 +86,8 @@ def test_the_guide_runs(tmp_path: Path, endpoint: str) -> None:
     source.mkdir()
     (source / "guide.ts").write_text(guide_code().replace(ENDPOINT, endpoint))
     run = node_project() / "run.mjs"
-    for folder, target in ((ROOT / "generated/typescript/src", package), (source, tmp_path / "app")):
+    for folder, target in ((ROOT / "generated/typescript/src", package),
+                           (source, tmp_path / "app")):
         subprocess.run(["node", str(run), "--transpile", str(folder), str(target)], check=True)
     (package / "package.json").write_text(json.dumps(
         {"name": "llm-stream", "type": "module", "exports": "./index.js"}))
