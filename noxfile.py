@@ -1,10 +1,23 @@
-"""Sessions that regenerate and verify everything; plain `nox` runs all the verifying ones."""
+"""Sessions that regenerate and verify everything; plain `nox` runs all the verifying ones.
+
+The verifying sessions share one virtualenv, `.nox/shared`, with the project (editable) and the
+extras in `SHARED_EXTRAS`; it is made or brought up to date once per run, so that seven sessions
+cost one install. They share work too: `docs` builds the site once into `site-build/`, and the
+sessions that look at the site (`tests`, `docs_browser`) require it and read that build; the
+round-trip tests run in `roundtrip` only, which `tests` requires instead of running them again.
+A session with extras of its own (`bench`) keeps its own virtualenv. To add a session that shares
+the environment, decorate it with `@verifying` (or `@nox.session(venv_backend="none")` for one
+not run by default) and run its commands with `shared.run`.
+"""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import nox
 
@@ -15,60 +28,154 @@ nox.options.sessions = [
 ]
 
 PYTHON = "3.11"
-TYPESCRIPT_PROJECT = Path("tests/typescript")
+ROOT = Path(__file__).resolve().parent
+SHARED_EXTRAS = ("dev", "browser")
+SITE_BUILD = ROOT / "site-build"
+ROUNDTRIP_TESTS = "tests/test_roundtrip.py"
+TYPESCRIPT_PROJECT = ROOT / "tests" / "typescript"
 """The TypeScript tools, tests and benchmark, with the packages its lockfile pins."""
 
 
+class SharedEnvironment:
+    """One virtualenv for every verifying session, made at most once per nox run."""
+
+    def __init__(self, location: Path, extras: tuple[str, ...]) -> None:
+        self.location = location
+        self.extras = extras
+        self.ready = False
+
+    @property
+    def bin(self) -> Path:
+        return self.location / ("Scripts" if os.name == "nt" else "bin")
+
+    def _prepare(self, session: nox.Session) -> None:
+        if self.ready:
+            return
+        python = self.bin / "python"
+        uv = shutil.which("uv", path=str(Path(sys.executable).parent)) or shutil.which("uv")
+        if uv is not None:
+            if not python.exists():
+                session.run(uv, "venv", "--quiet", "--python", PYTHON, str(self.location),
+                            external=True)
+            session.run(uv, "pip", "install", "--quiet", "--python", str(python),
+                        "-e", f".[{','.join(self.extras)}]", external=True)
+        else:
+            if not python.exists():
+                session.run(sys.executable, "-m", "venv", str(self.location), external=True)
+            session.run(str(python), "-m", "pip", "install", "-q",
+                        "-e", f".[{','.join(self.extras)}]", external=True)
+        self.ready = True
+
+    def run(self, session: nox.Session, tool: str, *args: str, **kwargs: Any) -> None:
+        """Run one of the environment's commands (pytest, llm-stream, mkdocs, ...)."""
+        self._prepare(session)
+        env = {"VIRTUAL_ENV": str(self.location),
+               "PATH": os.pathsep.join([str(self.bin), os.environ.get("PATH", "")]),
+               **kwargs.pop("env", {})}
+        session.run(str(self.bin / tool), *args, env=env, external=True, **kwargs)
+
+
+shared = SharedEnvironment(ROOT / ".nox" / "shared", SHARED_EXTRAS)
+
+
+def verifying(
+    function: Callable[[nox.Session], None] | None = None, **options: Any,
+) -> Any:
+    """A session that runs in the shared environment (options as for `nox.session`)."""
+    decorator = nox.session(venv_backend="none", **options)
+    return decorator if function is None else decorator(function)
+
+
 def install(session: nox.Session, *extras: str) -> None:
-    """The project, editable, with the extras the session needs."""
+    """The project, editable, with the extras the session needs, in the session's own
+    virtualenv."""
     session.install("-e", f".[{','.join(('dev', *extras))}]")
 
 
-@nox.session(python=PYTHON)
+@verifying
 def spec(session: nox.Session) -> None:
     """Check the spec source: schemas, registries, rules, examples."""
-    install(session)
-    session.run("llm-stream", "check-spec")
+    shared.run(session, "llm-stream", "check-spec")
 
 
-@nox.session(python=PYTHON)
+@verifying
 def generate(session: nox.Session) -> None:
     """Regenerate every artifact from the spec source."""
-    install(session)
-    session.run("llm-stream", "generate")
+    shared.run(session, "llm-stream", "generate")
 
 
-@nox.session(python=PYTHON)
+@verifying
 def verify(session: nox.Session) -> None:
     """Fail, listing the files, when generated/ differs from what the source gives; and on a
     breaking change to a permanent event type since the merge base with the upstream branch (or
     the previous commit) unless the spec's version was raised. A clone without that commit
     skips the second check with a message."""
-    install(session)
-    session.run("llm-stream", "generate", "--check")
-    session.run("llm-stream", "registry", "diff", "--against", "auto", "--fail-on-breaking")
+    shared.run(session, "llm-stream", "generate", "--check")
+    shared.run(session, "llm-stream", "registry", "diff", "--against", "auto",
+               "--fail-on-breaking")
 
 
-@nox.session(python=PYTHON)
+@verifying
 def roundtrip(session: nox.Session) -> None:
     """Every example through decoder, models and encoder and back; every invalid one refused."""
-    install(session)
-    session.run("pytest", "-q", "tests/test_roundtrip.py", *session.posargs)
+    shared.run(session, "pytest", "-q", ROUNDTRIP_TESTS, *session.posargs)
 
 
-@nox.session(python=PYTHON)
+@verifying
+def docs(session: nox.Session) -> None:
+    """Build the documentation site into site-build/, failing on any warning."""
+    shared.run(session, "mkdocs", "build", "--strict", "-f", "site/mkdocs.yml",
+               "-d", str(SITE_BUILD), *session.posargs)
+
+
+@verifying(requires=["roundtrip", "docs"])
 def tests(session: nox.Session) -> None:
-    """The whole pytest suite, the differential validator test included."""
-    install(session)
-    session.run("pytest", "-q", *session.posargs)
+    """The whole pytest suite, the differential validator test included, on every core
+    (pytest-xdist); the round-trip tests run in `roundtrip`, and the site's tests read the build
+    of `docs`."""
+    shared.run(session, "pytest", "-q", "-n", "auto", "--ignore", ROUNDTRIP_TESTS,
+               *session.posargs, env={"LLM_STREAM_SITE_DIR": str(SITE_BUILD)})
 
 
-@nox.session(python=PYTHON)
+@verifying
 def lint(session: nox.Session) -> None:
     """ruff, and mypy in strict mode over llm_stream and llm_stream_codegen."""
-    install(session)
-    session.run("ruff", "check", ".")
-    session.run("mypy")
+    shared.run(session, "ruff", "check", ".")
+    shared.run(session, "mypy")
+
+
+@verifying(requires=["docs"])
+def docs_browser(session: nox.Session) -> None:
+    """Serve the build of `docs` on loopback and drive it with headless Chromium (Debian's
+    /usr/bin/chromium or $CHROMIUM, no browser download), every request off loopback blocked:
+    field tables, rule anchors, search, the diagrams, wide tables, dark mode, mobile width.
+    Screenshots go to artifacts/."""
+    shared.run(session, "pytest", "-q", "tests/browser", *session.posargs,
+               env={"LLM_STREAM_BROWSER": "1", "LLM_STREAM_SITE_DIR": str(SITE_BUILD)})
+
+
+def typescript_packages(session: nox.Session) -> None:
+    """The TypeScript project's packages, exactly as its lockfile pins them."""
+    session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(TYPESCRIPT_PROJECT),
+                external=True)
+
+
+@verifying
+def typescript(session: nox.Session) -> None:
+    """The TypeScript bindings (Node 20 or later): installed with npm ci, the package type-checked
+    on its own (tsc --noEmit) and built with its tests, Node's test runner on those; then the
+    two-language tests against the Python bindings (every example and mutated ones, the
+    validators, a registration, the guide's code, a stream fetched in headless Chromium)."""
+    typescript_packages(session)
+    build = TYPESCRIPT_PROJECT / "build"
+    shutil.rmtree(build, ignore_errors=True)
+    tsc = str(TYPESCRIPT_PROJECT / "node_modules" / "typescript" / "bin" / "tsc")
+    session.run("node", tsc, "--noEmit", "-p", "generated/typescript", external=True)
+    session.run("node", tsc, "-p", str(TYPESCRIPT_PROJECT), external=True)
+    session.run("node", "--test", *sorted(map(str, build.rglob("*.test.js"))), external=True)
+    shared.run(session, "pytest", "-q", "tests/typescript",
+               "tests/test_registry_add.py::test_the_typescript_bindings_have_it",
+               *session.posargs, env={"LLM_STREAM_TYPESCRIPT": "1"})
 
 
 @nox.session(python=PYTHON)
@@ -76,52 +183,8 @@ def bench(session: nox.Session) -> None:
     """Throughput against the peers, as ratios measured in one run; the TypeScript decoder's
     table needs Node 20 or later."""
     install(session, "bench")
-    session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(TYPESCRIPT_PROJECT),
-                external=True)
+    typescript_packages(session)
     session.run("python", "bench/run.py", *session.posargs)
-
-
-@nox.session(python=PYTHON)
-def docs(session: nox.Session) -> None:
-    """Build the documentation site into site-build/, failing on any warning."""
-    install(session)
-    session.run("mkdocs", "build", "--strict", "-f", "site/mkdocs.yml", *session.posargs)
-
-
-@nox.session(python=PYTHON)
-def docs_browser(session: nox.Session) -> None:
-    """Build the site, serve it on loopback and drive it with headless Chromium (Debian's
-    /usr/bin/chromium, no browser download): field tables, rule anchors, search, dark mode.
-    Screenshots go to artifacts/."""
-    install(session, "browser")
-    session.run("pytest", "-q", "tests/browser", *session.posargs,
-                env={"LLM_STREAM_BROWSER": "1"})
-
-
-def typescript_build(session: nox.Session) -> None:
-    """Install the TypeScript project from its lockfile and build its tests and the package
-    into tests/typescript/build, type-checking both."""
-    session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(TYPESCRIPT_PROJECT),
-                external=True)
-    shutil.rmtree(TYPESCRIPT_PROJECT / "build", ignore_errors=True)
-    tsc = str(TYPESCRIPT_PROJECT / "node_modules" / "typescript" / "bin" / "tsc")
-    session.run("node", tsc, "--noEmit", "-p", "generated/typescript", external=True)
-    session.run("node", tsc, "-p", str(TYPESCRIPT_PROJECT), external=True)
-
-
-@nox.session(python=PYTHON)
-def typescript(session: nox.Session) -> None:
-    """The TypeScript bindings: installed with npm ci, the package type-checked as it is built
-    (tsc --noEmit) and with its tests, Node's test runner on them; then the two-language tests
-    (every example, mutated ones, the validators, a registration, a stream fetched in headless
-    Chromium) against the Python bindings. Needs Node 20 or later."""
-    install(session, "browser")
-    typescript_build(session)
-    tests = sorted(str(p) for p in (TYPESCRIPT_PROJECT / "build").rglob("*.test.js"))
-    session.run("node", "--test", *tests, external=True)
-    session.run("pytest", "-q", "tests/typescript",
-                "tests/test_registry_add.py::test_the_typescript_bindings_have_it",
-                *session.posargs, env={"LLM_STREAM_TYPESCRIPT": "1"})
 
 
 @nox.session(python=PYTHON)

@@ -1,10 +1,12 @@
 """`nox -s bench`: the decoder and the validators against their peers, as ratios from one run.
 
-The decoder body follows the decoder issue: 100,000 content.delta events with token-sized texts
-(non-ASCII, JSON escapes), LF and CRLF, fed in 4 KiB chunks and one event per chunk. Peers: the
-`openai` SDK's SSE decoder and httpx-sse's, each followed by json.loads, and the floor of the
-work, bytes.split plus orjson.loads; the same bytes through the TypeScript decoder in Node,
-against eventsource-parser and JSON.parse. Peak memory is read from a child process decoding 1 GB.
+The decoder is measured on every workload of `workloads.matrix` (text deltas in 4 KiB, 64-byte
+and one-event chunks, LF and CRLF; tool calls whole and as fragments; reasoning; many short
+streams), typed and on the fast path, against the `openai` SDK's SSE decoder and httpx-sse's,
+each followed by json.loads, and the floor of the work, bytes.split plus orjson.loads; the table
+gives the ratios the targets are set on; the same bytes go through the TypeScript decoder in
+Node, against eventsource-parser and JSON.parse. Start-up is timed in fresh interpreters, and peak
+memory is read from a child process decoding 1 GB.
 """
 
 from __future__ import annotations
@@ -12,8 +14,11 @@ from __future__ import annotations
 import argparse
 import codecs
 import json
+import os
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -26,65 +31,52 @@ from llm_stream import Decoder
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_sse import rates
+from bench_translate import translate_table
 from bench_typescript import typescript_table
 from bench_validators import compare_validators
-
-EVENTS = 100_000
-TOKENS = (" caf\u00e9", ' "q"', " \u00fc", " the", "\n", " \u65e5\u672c", " \\", " \U0001F600")
-
-
-def body(events: int, eol: bytes = b"\n") -> list[bytes]:
-    """One conforming stream, as a list of one encoded event each."""
-    def event(kind: str, fields: dict[str, object], seq: int) -> bytes:
-        data = json.dumps({"v": "1.0", "seq": seq, "type": kind, **fields},
-                          ensure_ascii=False, separators=(",", ":"))
-        return f"event: {kind}\ndata: {data}\n\n".replace("\n", eol.decode()).encode()
-
-    out = [event("stream.start", {"model": "m", "created": 1749292800}, 0)]
-    for i in range(events):
-        text = TOKENS[i % len(TOKENS)]
-        out.append(event("content.delta", {"index": 0, "role": "assistant",
-                                           "delta": {"text": text}}, i + 1))
-    out.append(event("content.stop", {"index": 0, "stop_reason": "end_turn"}, events + 1))
-    out.append(event("usage", {"input_tokens": 9, "output_tokens": events}, events + 2))
-    out.append(event("stream.end", {}, events + 3))
-    return out
+from check_command import check_report
+from workloads import deltas, matrix
 
 
-def ours(chunks: Sequence[bytes], typed: bool) -> int:
+def ours(streams: Sequence[Sequence[bytes]], typed: bool) -> int:
     """Typed: every event validated and built as its model; else the fast path (dicts,
     envelope and lifecycle checks), as the decoder issue defines the two."""
-    decoder = Decoder(typed=typed, validate=typed)
     count = 0
-    for chunk in chunks:
-        count += len(decoder.feed(chunk))
-    count += len(decoder.close())
-    if not decoder.conforming:
-        raise AssertionError(decoder.diagnostics[:3])
+    for chunks in streams:
+        decoder = Decoder(typed=typed, validate=typed)
+        for chunk in chunks:
+            count += len(decoder.feed(chunk))
+        count += len(decoder.close())
+        if not decoder.conforming:
+            raise AssertionError(decoder.diagnostics[:3])
     return count
 
 
-def openai_sdk(chunks: Sequence[bytes]) -> int:
-    return sum(1 for sse in OpenAISSEDecoder().iter_bytes(iter(chunks)) if json.loads(sse.data))
+def openai_sdk(streams: Sequence[Sequence[bytes]]) -> int:
+    return sum(1 for chunks in streams
+               for sse in OpenAISSEDecoder().iter_bytes(iter(chunks)) if json.loads(sse.data))
 
 
-def httpx_sse(chunks: Sequence[bytes]) -> int:
-    text = codecs.getincrementaldecoder("utf-8")(errors="replace")
-    lines, decoder, count = HttpxSSELineDecoder(), HttpxSSEDecoder(), 0
-    for chunk in chunks:
-        for line in lines.decode(text.decode(chunk)):
-            sse = decoder.decode(line.rstrip("\n"))
-            if sse is not None and json.loads(sse.data):
+def httpx_sse(streams: Sequence[Sequence[bytes]]) -> int:
+    count = 0
+    for chunks in streams:
+        text = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        lines, decoder = HttpxSSELineDecoder(), HttpxSSEDecoder()
+        for chunk in chunks:
+            for line in lines.decode(text.decode(chunk)):
+                sse = decoder.decode(line.rstrip("\n"))
+                if sse is not None and json.loads(sse.data):
+                    count += 1
+    return count
+
+
+def floor(wholes: Sequence[bytes], blank: bytes) -> int:
+    count = 0
+    for whole in wholes:
+        for part in whole.split(blank):
+            if part:
+                orjson.loads(part[part.index(b"data: ") + 6:])
                 count += 1
-    return count
-
-
-def floor(whole: bytes, blank: bytes) -> int:
-    count = 0
-    for part in whole.split(blank):
-        if part:
-            orjson.loads(part[part.index(b"data: ") + 6:])
-            count += 1
     return count
 
 
@@ -100,7 +92,7 @@ def validators_table() -> None:
 
     spec = load(Path(__file__).resolve().parent.parent)
     schemas = {key: dict(value) for key, value in schema_store(spec).items()}
-    instances = [json.loads(e.split(b"data: ")[1]) for e in body(2000)[1:-3]]
+    instances = [json.loads(e.split(b"data: ")[1]) for e in deltas(2000)[1:-3]]
 
     def pydantic_model(instance: object) -> bool:
         try:
@@ -117,37 +109,88 @@ def validators_table() -> None:
     )
 
 
-def decoder_table() -> None:
+PEERS = {
+    "typed": "llm_stream, validating, typed",
+    "fast": "llm_stream, fast path, dicts",
+    "openai": "openai SDK + json.loads",
+    "httpx": "httpx-sse + json.loads",
+    "floor": "floor: split + orjson",
+}
+TARGETS = (("typed", "openai", 2.0), ("typed", "httpx", 1.2), ("fast", "floor", 0.5))
+
+
+def decoder_table(scale: float, rounds: int, only: str) -> None:
+    """Every workload, every decoder, in one run: the runs of a workload take turns (`rates`),
+    so a machine that slows down for a while slows them alike, and the ratios hold."""
     rows: dict[str, dict[str, float]] = {}
-    for eol in (b"\n", b"\r\n"):
-        events = body(EVENTS, eol)
-        whole = b"".join(events)
-        total = len(events)
-        feeds = {"4 KiB": [whole[i:i + 4096] for i in range(0, len(whole), 4096)],
-                 "1 event": events}
-        for feed, chunks in feeds.items():
-            runs: dict[str, Callable[[], int]] = {
-                "llm_stream (validating, typed)": lambda c=chunks: ours(c, True),
-                "llm_stream (fast path, dicts)": lambda c=chunks: ours(c, False),
-                "openai SDK + json.loads": lambda c=chunks: openai_sdk(c),
-                "httpx-sse + json.loads": lambda c=chunks: httpx_sse(c),
-                "floor: split + orjson": lambda w=whole, e=eol: floor(w, e + e),
-            }
-            label = "LF" if eol == b"\n" else "CRLF"
-            rows[f"{label}, {feed}"] = rates(runs, total, rounds=5)
-    names = list(next(iter(rows.values())))
-    print(f"\nDecoder: events per second, {EVENTS:,} content.delta events, best of 5")
-    print(f"{'':34}" + "".join(f"{column:>16}" for column in rows))
-    for name in names:
-        print(f"{name:34}" + "".join(f"{row[name]:16,.0f}" for row in rows.values()))
-    for ours_name, peer, target in (
-        ("llm_stream (validating, typed)", "openai SDK + json.loads", 2.0),
-        ("llm_stream (validating, typed)", "httpx-sse + json.loads", 1.0),
-        ("llm_stream (fast path, dicts)", "floor: split + orjson", 0.5),
-    ):
-        ratios = [row[ours_name] / row[peer] for row in rows.values()]
-        label = f"{ours_name.split(' (')[1][:-1]} / {peer.split(' ')[0]} (target {target})"
-        print(f"{label:34}" + "".join(f"{r:16.2f}" for r in ratios))
+    for workload in matrix(scale):
+        if only not in workload.name:
+            continue
+        streams, blank = workload.streams, workload.eol * 2
+        runs: dict[str, Callable[[], int]] = {
+            "typed": lambda s=streams: ours(s, True),
+            "fast": lambda s=streams: ours(s, False),
+            "openai": lambda s=streams: openai_sdk(s),
+            "httpx": lambda s=streams: httpx_sse(s),
+            "floor": lambda w=workload.wholes, b=blank: floor(w, b),
+        }
+        rows[workload.name] = rates(runs, workload.events, rounds=rounds)
+        print(".", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    width = max(map(len, rows)) + 2
+    print(f"\nDecoder: thousands of events per second, best of {rounds}")
+    print(f"{'workload':{width}}" + "".join(f"{key:>9}" for key in PEERS))
+    for name, row in rows.items():
+        print(f"{name:{width}}" + "".join(f"{row[key] / 1000:9,.0f}" for key in PEERS))
+    print("\n" + "; ".join(f"{key}: {label}" for key, label in PEERS.items()))
+    heads = [f"{ours}/{peer} >= {target}" for ours, peer, target in TARGETS]
+    print("\nDecoder: ratios in the same run (* below target)")
+    print(f"{'workload':{width}}" + "".join(f"{head:>20}" for head in heads))
+    missed = 0
+    for name, row in rows.items():
+        cells = []
+        for ours_key, peer, target in TARGETS:
+            ratio = row[ours_key] / row[peer]
+            missed += ratio < target
+            cells.append(f"{ratio:.2f}{'*' if ratio < target else ' '}")
+        print(f"{name:{width}}" + "".join(f"{cell:>20}" for cell in cells))
+    print(f"{missed} of {len(rows) * len(TARGETS)} cells below target")
+
+
+def import_times(rounds: int) -> None:
+    """Start-up cost: best of `rounds` fresh interpreters, less one that imports nothing. The
+    modules' bytecode is cached first (in a temporary folder), as an installed package has it."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = {**os.environ, "PYTHONPYCACHEPREFIX": cache}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+
+        def run(code: str) -> str:
+            return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                  text=True, check=True).stdout
+
+        cases = {
+            "nothing": "pass",
+            "import llm_stream": "import llm_stream",
+            "an untyped Decoder": "import llm_stream; llm_stream.Decoder(typed=False)",
+            "a typed Decoder": "import llm_stream; llm_stream.Decoder()",
+        }
+        best = dict.fromkeys(cases, float("inf"))
+        for code in cases.values():
+            run(code)  # caches the bytecode
+        for _ in range(rounds):  # the cases take turns, so that load slows them alike
+            for label, code in cases.items():
+                start = time.perf_counter()
+                run(code)
+                best[label] = min(best[label], (time.perf_counter() - start) * 1000)
+        bare = best.pop("nothing")
+        print(f"\nStart-up: best of {rounds} fresh interpreters, less the {bare:.1f} ms of one "
+              "that imports nothing")
+        for label, milliseconds in best.items():
+            target = "  (target: under 40 ms)" if label == "import llm_stream" else ""
+            code = cases[label]
+            models = run(f"{code}; import sys; print('llm_stream.models' in sys.modules)")
+            print(f"  {label:20} {milliseconds - bare:7.1f} ms  models built: "
+                  f"{models.strip() == 'True'}{target}")
 
 
 def memory_report(size: int) -> None:
@@ -161,17 +204,30 @@ def memory_report(size: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memory-bytes", type=int, default=1_000_000_000)
-    parser.add_argument("--skip", nargs="*", default=[], choices=["decoder", "validators",
-                                                                   "memory", "typescript"])
+    parser.add_argument("--check-bytes", type=int, default=200_000_000,
+                        help="the size of the capture llm-stream check is timed on")
+    parser.add_argument("--scale", type=float, default=1.0,
+                        help="shrink every decoder workload by this factor, for a quick run")
+    parser.add_argument("--only", default="", help="only the decoder workloads so named")
+    parser.add_argument("--rounds", type=int, default=5, help="best of how many runs")
+    parser.add_argument("--skip", nargs="*", default=[],
+                        choices=["decoder", "validators", "memory", "startup", "check",
+                                 "translate"])
     args = parser.parse_args()
+    if "startup" not in args.skip:
+        import_times(max(args.rounds, 10))
     if "validators" not in args.skip:
         validators_table()
     if "decoder" not in args.skip:
-        decoder_table()
+        decoder_table(args.scale, args.rounds, args.only)
     if "typescript" not in args.skip:
-        typescript_table(body, EVENTS)
+        typescript_table(matrix(args.scale), args.rounds, args.only)
+    if "translate" not in args.skip:
+        translate_table()
     if "memory" not in args.skip:
         memory_report(args.memory_bytes)
+    if "check" not in args.skip:
+        check_report(args.check_bytes, min(args.rounds, 3))
 
 
 if __name__ == "__main__":

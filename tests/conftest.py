@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pytest
 
+from llm_stream_codegen.load import SOURCE_DIRS
+
 ROOT = Path(__file__).resolve().parent.parent
-SOURCE_DIRS = ("spec", "schemas", "registry")
 
 
 @pytest.fixture
 def source_copy(tmp_path: Path) -> Path:
-    """A copy of spec/, schemas/ and registry/ to break without touching the real source."""
+    """A copy of the spec source (spec/, schemas/, registry/, mappings/) to break without
+    touching the real source."""
     for folder in SOURCE_DIRS:
         shutil.copytree(ROOT / folder, tmp_path / folder)
     return tmp_path

@@ -2,7 +2,9 @@
 
 An event that continues an open content block takes a hot path that checks only what may have
 changed; the decoder knows such blocks by its `_steady` registry. With a registry that forgets
-every block, each event goes through every check.
+every block, each event goes through every check. Typed, the general path lets pydantic's strict
+mode stand in for the validators where it can (`_Typed.trusted`); the reference trusts none, so
+that every event is checked by the validators and then built.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ class _NeverSteady(dict[object, Any]):
 
 
 def general_only(**options: Any) -> Decoder:
-    """A `Decoder(**options)` whose every event takes the general path."""
+    """A `Decoder(**options)` whose every event takes the general path, validators first."""
     decoder = Decoder(**options)
     decoder._steady = _NeverSteady()
+    if decoder._typed is not None:
+        decoder._typed = decoder._typed._replace(trusted={})
     return decoder

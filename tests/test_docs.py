@@ -11,17 +11,21 @@ import re
 import shlex
 import subprocess
 import sys
+import textwrap
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import ClassVar
 from urllib.parse import unquote, urlsplit
 
 import pytest
 import yaml
+from site_build import build_site
 
 from llm_stream_codegen.load import load
 from llm_stream_codegen.model import Spec
 from llm_stream_codegen.render_docs import (
+    block_data,
     event_examples,
     neighbours,
     render_docs,
@@ -42,15 +46,10 @@ def spec() -> Spec:
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The site, built with `mkdocs build --strict` into a temporary folder."""
-    out = tmp_path_factory.mktemp("site")
-    result = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q",
-         "-f", str(ROOT / "site" / "mkdocs.yml"), "-d", str(out)],
-        capture_output=True, text=True, check=False, cwd=ROOT,
-    )
-    assert result.returncode == 0, result.stderr
-    return out
+    """The site, built with `mkdocs build --strict`: the build named by LLM_STREAM_SITE_DIR
+    (`nox` builds the site once, in its `docs` session, and hands it over), else a fresh one
+    in a temporary folder."""
+    return build_site(tmp_path_factory)
 
 
 class _Page(HTMLParser):
@@ -91,9 +90,99 @@ def test_build_is_strict_and_complete(built: Path) -> None:
                  "guides/client/index.html", "guides/server/index.html",
                  "guides/check/index.html", "guides/register/index.html",
                  "guides/typescript/index.html",
-                 "vocabularies/stop-reasons/index.html", "vocabularies/error-codes/index.html"):
+                 "guides/translate-request/index.html",
+                 "guides/request-registration/index.html", "spec/rules/index.html",
+                 "registries/stop-reasons/index.html", "registries/error-codes/index.html"):
         assert (built / page).is_file(), page
     assert (built / "search" / "search_index.json").is_file()
+    assert not (built / "vocabularies").exists()  # a registry has one page, under registries/
+
+
+def test_every_schema_is_published_and_linked(spec: Spec, built: Path) -> None:
+    for schema in spec.schemas.values():
+        if schema.path is not None:
+            served = built / schema.path
+            assert served.read_bytes() == (ROOT / schema.path).read_bytes(), schema.path
+    for event in spec.event_types:
+        page = (built / "events" / event.name / "index.html").read_text(encoding="utf-8")
+        assert f'href="../../{event.schema_path}"' in page, event.name
+
+
+def test_rules_index_and_downloads_list_every_rule(spec: Spec, built: Path) -> None:
+    page = _parse(built / "spec" / "rules" / "index.html")
+    linked = {unquote(urlsplit(href).fragment) for href in page.links}
+    assert {rule_anchor(rule) for rule in spec.rules} <= linked
+    document = json.loads((built / "spec" / "rules.json").read_text(encoding="utf-8"))
+    assert [row["id"] for row in document["rules"]] == list(spec.rules)
+    assert [d["id"] for d in document["decisions"]] == [d.id for d in spec.decisions]
+    rows = list(csv.DictReader(io.StringIO((built / "spec" / "rules.csv").read_text(),
+                                           newline="")))
+    assert [row["id"] for row in rows] == list(spec.rules)
+    seq2 = next(row for row in rows if row["id"] == "LS-SEQ-2")
+    assert (seq2["keyword"], seq2["section"], seq2["checkable"]) == ("MUST", "5.2.1", "yes")
+
+
+class _Unlinked(HTMLParser):
+    """Rule and decision IDs in a page's text that are not inside a link (preformatted blocks,
+    headings, the navigation and the search's data aside)."""
+
+    SKIP: ClassVar[set[str]] = {"a", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "script",
+                                "style", "title", "nav", "svg", "label"}
+
+    def __init__(self, known: set[str]) -> None:
+        super().__init__()
+        self.known = known
+        self.depth = 0
+        self.found: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.SKIP:
+            self.depth += 1
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.SKIP:
+            self.depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self.depth == 0:
+            self.found += [m for m in re.findall(r"\b(?:LS|D)-[A-Z0-9-]*[A-Z0-9]\b", data)
+                           if m in self.known]
+
+
+def test_every_rule_and_decision_id_is_a_link(spec: Spec, built: Path) -> None:
+    known = set(spec.rules) | {d.id for d in spec.decisions}
+    unlinked = {}
+    for path in sorted(built.rglob("*.html")):
+        parser = _Unlinked(known)
+        parser.feed(path.read_text(encoding="utf-8"))
+        if parser.found:
+            unlinked[str(path.relative_to(built))] = sorted(set(parser.found))
+    assert not unlinked
+
+
+def test_lifecycle_diagrams_are_inline_svg(spec: Spec, built: Path) -> None:
+    page = (built / "spec" / "lifecycle" / "index.html").read_text(encoding="utf-8")
+    assert "mermaid" not in page and "stateDiagram" not in page
+    diagrams = re.findall(r"<svg [^>]*class=\"ls-diagram\".*?</svg>", page, re.S)
+    assert len(diagrams) == 2
+    for diagram, machine in zip(diagrams, (spec.lifecycle.stream, spec.lifecycle.blocks),
+                                strict=True):
+        ET.fromstring(diagram)  # well-formed
+        names = set(re.findall(r'class="name">([^<]+)<', diagram))
+        assert names == set(machine.transitions)
+        for moves in machine.transitions.values():
+            for place in moves:
+                assert re.search(rf">[^<]*\b{re.escape(place)}\b[^<]*</text>", diagram), place
+
+
+def test_event_types_are_in_lifecycle_order_in_the_navigation(spec: Spec, built: Path) -> None:
+    page = (built / "index.html").read_text(encoding="utf-8")
+    order = [name for name in re.findall(r'href="events/([^/"]+)/"', page)
+             if spec.event_type(name) is not None]
+    places = list(spec.lifecycle.places)
+    assert order[0] == "stream.start" and order[-1] == "stream.end"
+    assert [places.index(spec.event_type(n).lifecycle.place) for n in order] == sorted(
+        places.index(spec.event_type(n).lifecycle.place) for n in order)
 
 
 def test_every_event_type_has_its_page(spec: Spec, html: dict[Path, _Page], built: Path) -> None:
@@ -178,6 +267,17 @@ def test_registry_downloads_list_the_yaml_entries(name: str) -> None:
     records = root.findall(f"{IANA}record")
     assert [r.findtext(f"{IANA}value") for r in records] == expected
     assert all(r.get("date") and r.find(f"{IANA}xref") is not None for r in records)
+    assert root.find(f".//{IANA}change_controller") is None
+    kept_by = yaml.safe_load((ROOT / "registry" / f"{name}.yaml").read_text())["kept_by"]
+    note = root.findtext(f"{IANA}note") or ""
+    assert ("does not ask IANA" in note) == (kept_by == "project")
+    if name == "event-types":
+        assert all(r.findtext(f"{IANA}controller") for r in records)
+        people = {p.get("id"): p.findtext(f"{IANA}uri") for p in root.iter(f"{IANA}person")}
+        assert people == {"Yaroslav_Rosomakho": "mailto:yrosomakho&zscaler.com",
+                          "Santosh_Pallagatti": "mailto:santosh.pallagatti&gmail.com"}
+        persons = {x.get("data") for x in root.findall(f"{IANA}xref[@type='person']")}
+        assert persons == set(people)
 
     rows = list(csv.reader(io.StringIO((folder / f"{name}.csv").read_text(), newline="")))
     assert rows[0][1:5] == ["Description", "Reference", "Status", "Date"]
@@ -191,6 +291,17 @@ def test_registry_downloads_list_the_yaml_entries(name: str) -> None:
     for record, entry in zip(document["records"], data["entries"], strict=True):
         assert record["status"] == entry["status"]
         assert record["date"] == str(entry["date"])
+
+
+def test_readme_code_runs() -> None:
+    """Every python block of the README runs as pasted, from the project root."""
+    blocks = re.findall(r"^```python\n(.*?)^```", (ROOT / "README.md").read_text(), re.S | re.M)
+    assert blocks
+    for block in blocks:
+        result = subprocess.run([sys.executable, "-c", block], capture_output=True, text=True,
+                                cwd=ROOT, check=False)
+        assert result.returncode == 0, result.stderr
+        assert "The weather in Vienna" in result.stdout
 
 
 def test_guides_code_runs(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -246,15 +357,20 @@ def test_lifecycle_neighbours_are_derived_from_the_tables(spec: Spec) -> None:
     assert "error" not in neighbours(spec, error).followed_by
 
 
-def test_event_examples_are_the_wire_bytes(spec: Spec) -> None:
+def test_event_examples_are_the_wire_bytes_and_their_json(spec: Spec) -> None:
     shown = event_examples(spec, "content.delta")
     assert shown
     page = (ROOT / "generated/docs/events/content.delta.md").read_text()
     for example in shown:
         raw = (ROOT / "spec" / "examples" / example.example.file).read_bytes().decode()
         assert example.text == raw.replace("\r\n", "\n")
-        assert all(b.type == "content.delta" for b in sse_blocks(example.relevant))
-        assert example.relevant in page
+        blocks = sse_blocks(example.relevant)
+        assert all(b.type == "content.delta" for b in blocks)
+        # the wire form and the pretty JSON are the two tabs of the example (indented in them)
+        assert textwrap.indent(example.relevant, "    ") in page
+        assert textwrap.indent(example.pretty, "    ") in page
+        pretty = [json.loads(part) for part in example.pretty.split("\n\n")]
+        assert pretty == [block_data(block) for block in blocks]
 
 
 def test_generated_pages_are_deterministic_and_committed(spec: Spec) -> None:

@@ -40,6 +40,7 @@ KINDS = {
     "schema",
     "flow",
     "template",
+    "vendor-stream",
 }
 SECTIONS = {
     "request-media-type",
@@ -79,6 +80,7 @@ SECTIONS = {
 }
 KEYS = [
     "file", "title", "section", "kind", "printed", "abbreviated", "complete", "expect", "options",
+    "translation",
 ]
 # The two fenced blocks of the draft that are pictures, not protocol: recognised by a line of each.
 DIAGRAM_MARKERS = ("HTTP layer:  Delivers raw bytes", "stream.start (seq=0)\n")
@@ -287,7 +289,8 @@ def test_manifest_header_and_shape() -> None:
         assert e["kind"] in KINDS, e
         assert e["section"] in SECTIONS, e
         assert e["printed"] is e["file"].startswith("draft/"), e
-        assert e["file"].startswith(("draft/", "complete/", "invalid/", "valid-extra/")), e
+        assert e["file"].startswith(("draft/", "complete/", "invalid/", "valid-extra/",
+                                     "vendor/")), e
         assert ("abbreviated" in e) == ("complete" in e), e
         if e["printed"]:
             if "abbreviated" in e:
@@ -313,6 +316,7 @@ def test_names_and_extensions() -> None:
         "header": ".txt",
         "flow": ".txt",
         "template": ".txt",
+        "vendor-stream": ".sse",
     }
     for e in ENTRIES:
         name = Path(e["file"]).name

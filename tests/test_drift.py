@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 
+from llm_stream_codegen.load import SOURCE_DIRS
+
 ROOT = Path(__file__).resolve().parent.parent
-COPIED = ("spec", "schemas", "registry", "codegen", "generated")
+COPIED = (*SOURCE_DIRS, "codegen", "generated")
 
 
 @pytest.fixture(scope="module")

@@ -30,13 +30,13 @@ import yaml
 from llm_stream_codegen import registry_add
 from llm_stream_codegen.check import check
 from llm_stream_codegen.cli import main
-from llm_stream_codegen.load import load
+from llm_stream_codegen.load import SOURCE_DIRS, load
 from llm_stream_codegen.render import renderers
 
 ROOT = Path(__file__).resolve().parent.parent
 Registered = tuple[Path, dict[str, str], str, str]
 """The copy, its files' hashes before the registration, and the command's stdout and stderr."""
-COPIED = ("spec", "schemas", "registry", "generated")
+COPIED = (*SOURCE_DIRS, "generated")
 NAME = "audio.delta"
 
 PROPOSAL: dict[str, Any] = {
@@ -350,6 +350,31 @@ BAD: dict[str, tuple[dict[str, Any], str]] = {
     "schema names an unknown rule": (
         _schema_with(lambda s: s.update({"x-rule": "LS-NOPE-1"})),
         r"x-rule 'LS-NOPE-1' at / names no rule"),
+    "field named after a model method": (
+        _schema_with(lambda s: s["properties"].update(model_dump={"type": "string"})),
+        r"field 'model_dump' \(/properties/model_dump\) starts with _ or model_.*D-FIELD-NAMES"),
+    "nested field named after a BaseModel attribute": (
+        _schema_with(lambda s: s["properties"]["delta"]["properties"].update(
+            json={"type": "string"})),
+        r"field 'json' \(/properties/delta/properties/json\) is an attribute of pydantic's "
+        r"BaseModel"),
+    "field named by a keyword": (
+        _schema_with(lambda s: s["properties"].update({"class": {"type": "string"}})),
+        r"field 'class' \(/properties/class\) is a Python keyword"),
+    "bounds that cross": (
+        _schema_with(lambda s: s["properties"]["index"].update(minimum=5, maximum=1)),
+        r"no event satisfies the schema at /properties/index: minimum 5 is above maximum 1"),
+    "lengths that cross": (
+        _schema_with(lambda s: s["properties"]["delta"]["properties"]["data"].update(
+            minLength=3, maxLength=1)),
+        r"at /properties/delta/properties/data: minLength 3 is above maxLength 1"),
+    "const outside its type": (
+        _schema_with(lambda s: s["properties"]["delta"]["properties"]["data"].update(const=4)),
+        r"const 4 is not of the schema's type 'string'"),
+    "bad regex": (
+        _schema_with(lambda s: s["properties"]["delta"]["properties"]["data"].update(
+            pattern="(")),
+        r"at /properties/delta/properties/data/pattern: '\(' is not a 'regex'"),
     "reference missing": (_with(reference=None), r"a specification reference is required"),
     "reference to nothing": (_with(reference="#nowhere"), r"'#nowhere' names no section"),
     "type does not match": (
@@ -458,27 +483,29 @@ def test_list_shows_every_event_type() -> None:
 def test_deprecate_sets_status_and_reason_and_regenerates(tmp_path: Path) -> None:
     root = copy_project(tmp_path / "project")
     old = (root / "registry/event-types.yaml").read_text().splitlines()
-    start = old.index("  - name: usage")
-    status, out, err = run_cli("registry", "deprecate", "usage", "--reason",
-                               "Use usage.v2 instead.", "--root", str(root))
+    start = old.index("  - name: reasoning.signature")
+    status, out, err = run_cli("registry", "deprecate", "reasoning.signature", "--reason",
+                               "Use reasoning.v2 instead.", "--root", str(root))
     assert status == 0, err
-    assert out.startswith("deprecated usage: Use usage.v2 instead.\n")
+    assert out.startswith("deprecated reasoning.signature: Use reasoning.v2 instead.\n")
     new = (root / "registry/event-types.yaml").read_text().splitlines()
     changes = [line for line in difflib.ndiff(old, new) if line[:2] in ("- ", "+ ")]
-    assert changes == ["-     status: permanent", "+     status: deprecated",
-                       "+     deprecated_reason: Use usage.v2 instead."]
+    assert changes == ["-     status: provisional", "+     status: deprecated",
+                       "+     deprecated_reason: Use reasoning.v2 instead."]
     status_line = new.index("    status: deprecated")
-    assert new[:start] == old[:start] and start < status_line < start + 8
-    event = load(root).event_type("usage")
+    assert new[:start] == old[:start] and start < status_line < start + 10
+    event = load(root).event_type("reasoning.signature")
     assert event is not None and event.status == "deprecated"
-    assert event.deprecated_reason == "Use usage.v2 instead."
-    assert '"usage": "deprecated",' in (
+    assert event.deprecated_reason == "Use reasoning.v2 instead."
+    assert '"reasoning.signature": "deprecated",' in (
         root / "generated/python/llm_stream/registry.py").read_text()
 
 
 @pytest.mark.parametrize(("name", "reason", "expected"), [
     ("usage.v9", "Gone.", r"no event type 'usage\.v9' is registered"),
-    ("usage", "  ", r"a deprecation needs a reason"),
+    ("reasoning.delta", "  ", r"a deprecation needs a reason"),
+    ("usage", "Gone.", r"'usage' is controlled by the IETF .*D-IETF-CONTROL"),
+    ("stream.end", "Gone.", r"'stream\.end' is controlled by the IETF"),
 ])
 def test_a_bad_deprecation_changes_nothing(
     name: str, reason: str, expected: str, tmp_path: Path,
@@ -496,9 +523,9 @@ def test_deprecating_twice_is_refused(tmp_path: Path) -> None:
     root = copy_project(tmp_path / "project")
     text = (root / "registry/event-types.yaml").read_text()
     (root / "registry/event-types.yaml").write_text(text.replace(
-        "    status: permanent\n", "    status: deprecated\n    deprecated_reason: Old.\n", 1))
+        "    status: provisional\n", "    status: deprecated\n    deprecated_reason: Old.\n", 1))
     before = tree(root)
-    status, _, err = run_cli("registry", "deprecate", "stream.start", "--reason", "Again.",
+    status, _, err = run_cli("registry", "deprecate", "reasoning.delta", "--reason", "Again.",
                              "--root", str(root))
     assert status == 1
     assert "is already deprecated: Old." in err

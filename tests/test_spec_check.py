@@ -118,6 +118,41 @@ def _envelope_without_largest_seq(root: Path) -> None:
               lambda d: d["properties"]["seq"]["allOf"].pop())
 
 
+def _pattern_not_a_regex(root: Path) -> None:
+    edit_json(root / "schemas/tool.json", lambda d: d["properties"]["name"].update(pattern="("))
+
+
+def _nan_in_a_schema(root: Path) -> None:
+    replace(root / "schemas/events/usage.json", '"minimum": 0', '"minimum": NaN')
+
+
+def _nested(depth: int) -> dict:
+    node: dict = {}
+    for _ in range(depth):
+        node = {"properties": {"a": node}}
+    return node
+
+
+def _schema_nested_too_deep(root: Path) -> None:
+    edit_json(root / "schemas/tool.json", lambda d: d["properties"].update(deep=_nested(300)))
+
+
+def _yaml_nested_too_deep(root: Path) -> None:
+    path = root / "registry/stop-reasons.yaml"
+    path.write_text(path.read_text() + "deep:\n"
+                    + "".join("  " * i + "k:\n" for i in range(1, 400)))
+
+
+def _yaml_flow_nested_too_deep(root: Path) -> None:
+    path = root / "registry/roles.yaml"
+    path.write_text(path.read_text() + "deep: " + "[" * 900 + "]" * 900 + "\n")
+
+
+def _unsatisfiable_bounds(root: Path) -> None:
+    edit_json(root / "schemas/events/usage.json",
+              lambda d: d["properties"]["input_tokens"].update(minimum=5, maximum=1))
+
+
 BROKEN = {
     "envelope version is not the spec's": (
         _envelope_version_not_the_spec_version,
@@ -142,7 +177,26 @@ BROKEN = {
         r"required integer index in schemas/events/content\.delta\.json"),
     "schema not 2020-12": (
         _schema_not_2020_12,
-        r"schemas/tool\.json: not a valid JSON Schema 2020-12 at /properties/name/type"),
+        r"schemas/tool\.json:\d+: not a valid JSON Schema 2020-12 at /properties/name/type"),
+    "pattern not a regex": (
+        _pattern_not_a_regex,
+        r"schemas/tool\.json:\d+: not a valid JSON Schema 2020-12 at /properties/name/pattern: "
+        r"'\(' is not a 'regex'"),
+    "NaN in a schema": (
+        _nan_in_a_schema,
+        r"schemas/events/usage\.json:\d+: invalid JSON: NaN is not a JSON number"),
+    "schema nested too deep": (
+        _schema_nested_too_deep,
+        r"schemas/tool\.json:\d+: nested deeper than 64 levels"),
+    "YAML nested too deep": (
+        _yaml_nested_too_deep, r"registry/stop-reasons\.yaml:\d+: nested deeper than 64 levels"),
+    "YAML flow nested too deep": (
+        _yaml_flow_nested_too_deep,
+        r"registry/roles\.yaml:\d+: nested deeper than 64 levels"),
+    "unsatisfiable bounds": (
+        _unsatisfiable_bounds,
+        r"schemas/events/usage\.json:\d+: no instance satisfies the schema at "
+        r"/properties/input_tokens: minimum 5 is above maximum 1"),
     "$ref does not resolve": (
         _ref_does_not_resolve,
         r"schemas/request\.json: \$ref 'urn:ietf:params:llm-stream:nope:1\.0' "

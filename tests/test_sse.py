@@ -12,6 +12,7 @@ import re
 import tracemalloc
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import partial
 from itertools import pairwise
 
 import pytest
@@ -576,6 +577,23 @@ def test_any_chunking_gives_what_the_whole_body_gives(
     assert as_tuples(expected[0]) == reference.events
     assert [(d.rule, d.line, d.severity) for d in expected[1]] == reference.diagnostics
     assert decode(data.draw(chunkings(body)), **limits) == expected
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), bodies(), LIMITS)
+def test_each_event_comes_out_of_the_chunk_that_completes_it(
+    data: st.DataObject, body: bytes, limits: dict[str, int]
+) -> None:
+    """The layer holds back only bytes in which no event ends: after every chunk, the events so
+    far are exactly those of the bytes so far."""
+    decoder = SSEDecoder(**limits)
+    reference = partial(Reference, limits.get("max_line_bytes", 1 << 20),
+                        limits.get("max_event_bytes", 8 << 20))
+    fed, events = b"", []
+    for chunk in data.draw(chunkings(body)):
+        events += decoder.feed(chunk)
+        fed += chunk
+        assert as_tuples(events) == reference().run(fed).events
 
 
 def decode_taking(

@@ -18,17 +18,34 @@ from jsonschema.exceptions import best_match
 
 from .load import (
     EXAMPLES_FILE,
+    MAPPINGS_DIR,
+    MAPPINGS_SCHEMA,
     REGISTRY_SCHEMA,
     SPEC_FILE,
     load,
     load_schemas,
+    read_mapping_files,
     read_registry_files,
 )
-from .model import ENVELOPE_ID, EventType, SchemaDoc, Spec
+from .model import ENVELOPE_ID, VENDORS, EventType, FormatMappings, SchemaDoc, Spec, VendorMap
+from .satisfiable import contradictions
 from .schema_walk import envelope_constants, iter_nodes, resolve_ref
-from .sources import SourceError, line_of, read_json, read_yaml
+from .sources import SourceError, json_line, line_of, read_json, read_yaml
 
-_META = Draft202012Validator(Draft202012Validator.META_SCHEMA)
+META = Draft202012Validator(Draft202012Validator.META_SCHEMA,
+                             format_checker=Draft202012Validator.FORMAT_CHECKER)
+"""The meta-schema, its formats asserted: a `pattern` that is not a regular expression is a
+fault of the source, not a crash of the validator compiler."""
+
+
+def schema_line(root: Path, doc: SchemaDoc, path: Iterator[Any] | list[Any]) -> int:
+    """The line of the node at `path` in a schema file (0 when it has no file)."""
+    if not doc.path:
+        return 0
+    try:
+        return json_line((root / doc.path).read_text(encoding="utf-8"), list(path))
+    except OSError:
+        return 0
 
 
 def _line_at(document: Any, path: Iterator[Any] | list[Any]) -> int:
@@ -70,21 +87,26 @@ def check_files(root: Path) -> list[SourceError]:
         registries = read_registry_files(root)
         for display, data in registries.values():
             errors += _against(REGISTRY_SCHEMA, display, data, root)
+        for display, data in read_mapping_files(root):
+            errors += _against(MAPPINGS_SCHEMA, display, data, root)
         schemas = load_schemas(root)
     except SourceError as exc:
         return [*errors, exc]
     for doc in schemas.values():
-        for error in _META.iter_errors(doc.document):
+        for error in META.iter_errors(doc.document):
             where = "/".join(str(p) for p in error.absolute_path)
             errors.append(SourceError(
-                doc.path or doc.id, 0,
+                doc.path or doc.id, schema_line(root, doc, error.absolute_path),
                 f"not a valid JSON Schema 2020-12 at /{where}: {error.message}",
             ))
     return errors
 
 
 def _entry_name(data: Any, path: list[Any]) -> str:
-    """How an error names the entry it is in: by its name, value, id or file, else its number."""
+    """How an error names the entry it is in: by its name, value, id or file, else its number;
+    a map of a mappings file by its name."""
+    if len(path) >= 2 and path[0] == "maps" and isinstance(data, dict):
+        return f"map {path[1]!r}: "
     if len(path) >= 2 and isinstance(path[1], int) and isinstance(data, dict):
         entry = data[path[0]][path[1]]
         if isinstance(entry, dict):
@@ -97,12 +119,119 @@ def check_model(spec: Spec, root: Path) -> list[SourceError]:
     """Stage two: the loaded model hangs together."""
     return [
         *_check_refs(spec),
+        *_check_satisfiable(spec, root),
         *_check_event_types(spec, root),
         *_check_rule_references(spec),
         *_check_sections(spec),
         *_check_examples_exist(spec, root),
         *_check_envelope(spec),
+        *_check_mappings(spec),
+        *_check_translations(spec),
     ]
+
+
+def _check_translations(spec: Spec) -> Iterator[SourceError]:
+    """A vendor stream names a vendor format and becomes a stream example."""
+    by_file = {e.file: e for e in spec.examples}
+    for example in spec.examples:
+        if example.translation is None:
+            continue
+        where = example.where
+        fmt, into = example.translation["format"], example.translation["into"]
+        if fmt not in VENDORS:
+            yield SourceError(where.path, where.line, f"example {example.file}: format {fmt!r} "
+                                                      f"is not one of {', '.join(VENDORS)}")
+        target = by_file.get(into)
+        if target is None or target.kind != "stream":
+            yield SourceError(where.path, where.line, f"example {example.file}: into {into!r} "
+                                                      "is not a stream example of examples.yaml")
+
+
+def _check_mappings(spec: Spec) -> Iterator[SourceError]:
+    """Every vendor format has its mappings file, and every map is a function both ways."""
+    for vendor in VENDORS:
+        if vendor not in spec.mappings:
+            yield SourceError(f"{MAPPINGS_DIR}/{vendor}.yaml", 0,
+                              f"the mappings of vendor format {vendor!r} are missing")
+    for mappings in spec.mappings.values():
+        yield from _check_format(spec, mappings)
+
+
+def _check_format(spec: Spec, mappings: FormatMappings) -> Iterator[SourceError]:
+    where = mappings.where
+    stem = where.path.rsplit("/", 1)[-1].removesuffix(".yaml")
+    if mappings.format != stem:
+        yield SourceError(where.path, where.line,
+                          f"format {mappings.format!r} must be the file's name, {stem!r}")
+    if mappings.format not in VENDORS:
+        yield SourceError(where.path, where.line, f"format {mappings.format!r} is not one of the "
+                                                  f"vendor formats: {', '.join(VENDORS)}")
+    for vendor_map in mappings.maps.values():
+        problems = (_value_map_problems(spec, vendor_map) if vendor_map.registry is not None
+                    else _field_map_problems(spec, vendor_map))
+        for line, problem in [*problems, *_function_problems(vendor_map)]:
+            yield SourceError(where.path, line or vendor_map.where.line,
+                              f"map {vendor_map.name!r}: {problem}")
+
+
+def _value_map_problems(spec: Spec, vendor_map: VendorMap) -> Iterator[tuple[int, str]]:
+    registry = spec.value_registries.get(str(vendor_map.registry))
+    if registry is None:
+        yield 0, (f"registry {vendor_map.registry!r} is not a value registry: one of "
+                  f"{', '.join(spec.value_registries)}")
+        return
+    values = registry.values
+    if vendor_map.otherwise is not None and vendor_map.otherwise not in values:
+        yield 0, f"otherwise {vendor_map.otherwise!r} is not a registered {registry.field}"
+    for row in vendor_map.rows:
+        if isinstance(row.vendor, tuple) or isinstance(row.ours, tuple):
+            yield row.where.line, "a value map's row maps one value, not a list"
+        elif row.ours is not None and row.ours not in values:
+            yield row.where.line, f"{row.ours!r} is not a registered {registry.field}"
+    written = vendor_map.writing
+    for value in values:
+        if value not in written:
+            yield 0, (f"the registered {registry.field} {value!r} has no row going 'to' the "
+                      "vendor format (give vendor: null when the format cannot express it)")
+
+
+def _field_map_problems(spec: Spec, vendor_map: VendorMap) -> Iterator[tuple[int, str]]:
+    document = next((d.document for d in spec.schemas.values() if d.path == vendor_map.fields_of),
+                    None)
+    if document is None:
+        yield 0, f"fields_of {vendor_map.fields_of!r} is no schema file"
+        return
+    if vendor_map.otherwise is not None:
+        yield 0, "otherwise is for value maps only"
+    fields = set(document.get("properties") or {})
+    for row in vendor_map.rows:
+        ours = row.ours if isinstance(row.ours, tuple) else (row.ours,)
+        for name in ours:
+            if name is not None and name not in fields:
+                yield row.where.line, f"{name!r} is not a field of {vendor_map.fields_of}"
+        if isinstance(row.vendor, tuple) and row.only != "from":
+            yield row.where.line, "vendor counts summed into one go 'from' the vendor only"
+        if isinstance(row.ours, tuple) and row.only != "to":
+            yield row.where.line, "LLM-Stream counts summed into one go 'to' the vendor only"
+
+
+def _function_problems(vendor_map: VendorMap) -> Iterator[tuple[int, str]]:
+    """Each direction maps a value to one value: no key twice, no null both ways."""
+    by_value = vendor_map.registry is not None
+    for direction, key in (("from", "vendor" if by_value else "ours"),
+                           ("to", "ours" if by_value else "vendor")):
+        seen: dict[object, int] = {}
+        for row in vendor_map.rows:
+            value = getattr(row, key)
+            if not row.goes(direction) or value is None:
+                continue
+            if value in seen:
+                yield row.where.line, (f"{key} {value!r} goes '{direction}' twice (first at line "
+                                       f"{seen[value]}): say which row is only: from or only: to")
+            seen.setdefault(value, row.where.line)
+    for row in vendor_map.rows:
+        if row.only is None and (row.vendor is None or row.ours is None):
+            yield row.where.line, "a row without a counterpart on one side goes one way only"
 
 
 def _check_envelope(spec: Spec) -> Iterator[SourceError]:
@@ -119,6 +248,18 @@ def _check_envelope(spec: Spec) -> Iterator[SourceError]:
     if seq_max is None:
         yield SourceError(where, 0, "properties.seq must have an integer maximum (the largest "
                                     "seq, section 8.4)")
+
+
+def _pointer_path(pointer: str) -> list[str]:
+    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
+
+
+def _check_satisfiable(spec: Spec, root: Path) -> Iterator[SourceError]:
+    for doc in spec.schemas.values():
+        for pointer, problem in contradictions(doc.document):
+            yield SourceError(doc.path or doc.id,
+                              schema_line(root, doc, _pointer_path(pointer)),
+                              f"no instance satisfies the schema at {pointer or '/'}: {problem}")
 
 
 def _check_refs(spec: Spec) -> Iterator[SourceError]:
@@ -212,6 +353,8 @@ def _rule_references(spec: Spec) -> Iterator[tuple[str, int, str, str]]:
         for pointer, node in iter_nodes(doc.document):
             if isinstance(node.get("x-rule"), str):
                 yield doc.path or doc.id, 0, f"x-rule at {pointer or '/'}", node["x-rule"]
+            for also in node.get("x-see") or ():
+                yield doc.path or doc.id, 0, f"x-see at {pointer or '/'}", str(also)
     for event in spec.event_types:
         for check in event.checks:
             yield event.where.path, event.where.line, f"check of {event.name}", check.rule

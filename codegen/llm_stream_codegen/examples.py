@@ -52,10 +52,46 @@ def diagnose(example: Example, root: Path) -> list[Any]:
     return validate_message(json.loads(text))
 
 
+def translate(example: Example, root: Path) -> tuple[bytes, list[Any]]:
+    """A vendor stream example's LLM-Stream body and the translator's diagnostics."""
+    from llm_stream.encoder import encode_event
+    from llm_stream.translate import stream_translator
+
+    assert example.translation is not None
+    options = {k: v for k, v in example.translation.items()
+               if k in ("created", "model", "request_id")}
+    translator = stream_translator(example.translation["format"], **options)
+    events = translator.feed((root / EXAMPLES_DIR / example.file).read_bytes())
+    events += translator.close()
+    return b"".join(encode_event(event) for event in events), translator.diagnostics
+
+
+def _translation_errors(example: Example, root: Path) -> list[str]:
+    """What is wrong with a vendor stream's translation, against its manifest entry."""
+    assert example.translation is not None
+    body, diagnostics = translate(example, root)
+    into = example.translation["into"]
+    problems = []
+    if body != (root / EXAMPLES_DIR / into).read_bytes():
+        problems.append(f"does not translate into {into} byte for byte")
+    found = sorted(d.rule for d in diagnostics)
+    wanted = sorted(example.translation.get("findings", ()))
+    if found != wanted:
+        problems.append(f"should give the findings {', '.join(wanted) or 'none'}, but the "
+                        f"translator reports {', '.join(found) or 'none'}")
+    return problems
+
+
 def verify_examples(spec: Spec, root: Path) -> list[SourceError]:
-    """One error per example whose diagnostics differ from its tag."""
+    """One error per example whose diagnostics differ from its tag, or whose translation
+    differs from the example it should become."""
     errors = []
     for example in spec.examples:
+        if example.translation is not None:
+            errors += [SourceError(example.where.path, example.where.line,
+                                   f"vendor stream {example.file} {problem}")
+                       for problem in _translation_errors(example, root)]
+            continue
         if example.expect is None or example.kind not in CHECKED_KINDS:
             continue
         found = tuple(sorted(d.rule for d in diagnose(example, root)))
@@ -71,18 +107,28 @@ def verify_examples(spec: Spec, root: Path) -> list[SourceError]:
 
 def verify_in_subprocess(root: Path) -> list[SourceError]:
     """`verify_examples` in a fresh interpreter, against the bindings under `root`."""
+    return verdict(start_verifying(root))
+
+
+def start_verifying(root: Path) -> subprocess.Popen[str]:
+    """Start `verify_examples` in a fresh interpreter, against the bindings under `root` as they
+    are now; `verdict` waits for it. Started early, it runs while the caller renders."""
     codegen = Path(__file__).resolve().parent.parent
     path = os.pathsep.join([str(root / "generated" / "python"), str(codegen)])
-    result = subprocess.run(
+    return subprocess.Popen(
         [sys.executable, "-m", "llm_stream_codegen.examples", str(root)],
-        capture_output=True, text=True, check=False,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": path},
     )
+
+
+def verdict(process: subprocess.Popen[str]) -> list[SourceError]:
+    stdout, stderr = process.communicate()
     try:
-        found = json.loads(result.stdout)
+        found = json.loads(stdout)
     except ValueError:
         return [SourceError("spec/examples/examples.yaml", 0,
-                            f"the bindings could not judge the examples:\n{result.stderr}")]
+                            f"the bindings could not judge the examples:\n{stderr}")]
     return [SourceError(e["path"], e["line"], e["message"]) for e in found]
 
 

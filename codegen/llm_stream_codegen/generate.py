@@ -1,7 +1,12 @@
 """`llm-stream generate` and `llm-stream check-spec`: check the source, render, write or compare.
 
 The examples are judged last, by the bindings just written (or, with --check, by the bindings on
-disk, which equal the rendering when nothing drifted).
+disk, which equal the rendering when nothing drifted). Rendering reads the templates of the
+project at `root` when it has them (`render.templates_of`).
+
+Exit codes: 0 done (or up to date); 1 the source has errors (or, with --check, generated/
+differs from the source); with --check, errors in the source exit 2, so that 1 always means
+"run `llm-stream generate`".
 """
 
 from __future__ import annotations
@@ -11,14 +16,23 @@ from pathlib import Path
 
 from .check import check
 from .examples import verify_in_subprocess
+from .model import Spec
 from .output import drift, write
-from .render import render_all
-from .sources import SourceError
+from .render import Artifact, render_all, templates_of
+from .sources import SourceError, json_line
+from .validator_compiler import SchemaCompileError
+
+EXIT_DRIFT = 1
+EXIT_SOURCE_ERRORS_WHEN_CHECKING = 2
 
 
 def _report(errors: list[SourceError]) -> None:
     for error in errors:
         print(f"error: {error}", file=sys.stderr)
+
+
+def _errors(count: int) -> str:
+    return f"{count} error{'' if count == 1 else 's'}"
 
 
 def check_spec(root: Path) -> int:
@@ -28,20 +42,43 @@ def check_spec(root: Path) -> int:
         errors = verify_in_subprocess(root)
     _report(errors)
     if errors:
-        print(f"{len(errors)} error(s) in the spec source.", file=sys.stderr)
+        print(f"{_errors(len(errors))} in the spec source.", file=sys.stderr)
         return 1
     print(f"the spec source is consistent: {len(spec.rules) if spec else 0} rules, "
           f"{len(spec.examples) if spec else 0} examples judged as tagged.")
     return 0
 
 
+def _render(spec: Spec, root: Path) -> list[Artifact]:
+    """Every artifact; a schema the validator compiler refuses is a fault of the source, shown
+    at its file and line."""
+    try:
+        return render_all(spec)
+    except SchemaCompileError as exc:
+        doc = spec.schemas.get(exc.schema_id)
+        path = doc.path if doc is not None and doc.path else exc.schema_id
+        line = 0
+        if doc is not None and doc.path:
+            steps = [t.replace("~1", "/").replace("~0", "~") for t in exc.pointer.split("/")[1:]]
+            line = json_line((root / doc.path).read_text(encoding="utf-8"), steps)
+        raise SourceError(path, line, f"{exc.pointer or '/'}: {exc.problem}") from None
+
+
 def generate(root: Path, *, check_only: bool = False) -> int:
+    failed = EXIT_SOURCE_ERRORS_WHEN_CHECKING if check_only else 1
     spec, errors = check(root)
+    artifacts: list[Artifact] = []
+    if spec is not None and not errors:
+        try:
+            with templates_of(root):
+                artifacts = _render(spec, root)
+        except SourceError as exc:
+            errors = [exc]
     _report(errors)
     if spec is None or errors:
-        print(f"{len(errors)} error(s) in the spec source; nothing written.", file=sys.stderr)
-        return 1
-    artifacts = render_all(spec)
+        print(f"{_errors(len(errors))} in the spec source; nothing "
+              f"{'compared' if check_only else 'written'}.", file=sys.stderr)
+        return failed
     if check_only:
         differing = drift(root, artifacts)
         for path in differing:
@@ -49,14 +86,21 @@ def generate(root: Path, *, check_only: bool = False) -> int:
         if differing:
             print(f"{len(differing)} generated file(s) differ from the source; "
                   "run `llm-stream generate`.", file=sys.stderr)
-            return 1
+            return EXIT_DRIFT
+        touched: list[str] = []
     else:
-        for path in write(root, artifacts):
+        touched = write(root, artifacts)
+        for path in touched:
             print(f"wrote {path}" if (root / path).exists() else f"removed {path}")
     example_errors = verify_in_subprocess(root)
     _report(example_errors)
     if example_errors:
-        return 1
-    verdict = "up to date" if check_only else "written"
-    print(f"{len(artifacts)} artifacts {verdict}; every example judged as tagged.")
+        return failed
+    if check_only:
+        verdict = f"{len(artifacts)} artifacts up to date"
+    elif touched:
+        verdict = f"{len(touched)} of {len(artifacts)} artifacts written or removed"
+    else:
+        verdict = f"nothing changed: the {len(artifacts)} artifacts were up to date"
+    print(f"{verdict}; every example judged as tagged.")
     return 0

@@ -14,13 +14,16 @@ from typing import Any
 
 from .model import (
     REGISTRY_URN,
+    VENDORS,
     Decision,
     EventCheck,
     EventLifecycle,
     EventType,
     Example,
+    FormatMappings,
     Fragments,
     Lifecycle,
+    MapRow,
     MediaType,
     Place,
     Rule,
@@ -31,6 +34,7 @@ from .model import (
     StateMachine,
     ValueEntry,
     ValueRegistry,
+    VendorMap,
     Where,
 )
 from .sources import SourceError, line_of, read_json, read_yaml
@@ -40,13 +44,15 @@ EXAMPLES_FILE = "spec/examples/examples.yaml"
 REGISTRY_DIR = "registry"
 SCHEMA_DIR = "schemas"
 REGISTRY_SCHEMA = "registry/registry.schema.json"
+MAPPINGS_DIR = "mappings"
+MAPPINGS_SCHEMA = "mappings/mappings.schema.json"
 VALUE_REGISTRIES = ("stop-reasons", "error-codes", "roles", "content-part-types")
 
 
-SOURCE_DIRS = ("spec", "schemas", "registry")
+SOURCE_DIRS = ("spec", "schemas", "registry", "mappings")
 SOURCE_PATTERNS = (
     "spec/*.yaml", "spec/*.json", "spec/examples/**/*", "schemas/**/*.json",
-    "registry/*.yaml", "registry/*.json",
+    "registry/*.yaml", "registry/*.json", "mappings/*.yaml", "mappings/*.json",
 )
 """The files `load` reads: an editor's swap file or a stray note beside them changes no hash."""
 
@@ -101,7 +107,6 @@ def _value_registry(name: str, data: Mapping[str, Any], display: str) -> ValueRe
             reference=entry["reference"],
             status=entry["status"],
             date=entry["date"],
-            mappings=_frozen(entry.get("mappings")),
             reason=entry.get("reason"),
             deprecated_reason=entry.get("deprecated_reason"),
         )
@@ -222,6 +227,7 @@ def _example(entry: Mapping[str, Any], display: str, folder: Path) -> Example:
         expect=None if expect is None else () if expect == "valid" else tuple(sorted(expect)),
         options=_frozen(entry.get("options")),
         content=path.read_bytes() if path.is_file() else b"",
+        translation=_frozen(entry["translation"]) if "translation" in entry else None,
     )
 
 
@@ -238,6 +244,54 @@ def read_registry_files(root: Path) -> dict[str, tuple[str, Any]]:
             raise SourceError(display, 1, f"registry {name!r} is also defined in {files[name][0]}")
         files[name] = (display, data)
     return files
+
+
+def read_mapping_files(root: Path) -> list[tuple[str, Any]]:
+    """Every mappings/FORMAT.yaml with its display path; a source without the folder (an older
+    tree that `registry diff` reads) has none."""
+    return [
+        (path.relative_to(root).as_posix(), read_yaml(path, path.relative_to(root).as_posix()))
+        for path in sorted((root / MAPPINGS_DIR).glob("*.yaml"))
+    ]
+
+
+def _side(value: Any) -> str | tuple[str, ...] | None:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _vendor_map(name: str, data: Mapping[str, Any], display: str) -> VendorMap:
+    return VendorMap(
+        name=name,
+        title=data["title"],
+        registry=data.get("registry"),
+        fields_of=data.get("fields_of"),
+        vendor_field=data["vendor_field"],
+        note=data.get("note", ""),
+        otherwise=data.get("otherwise"),
+        rows=tuple(
+            MapRow(_side(row["vendor"]), _side(row["ours"]), row.get("only"),
+                   row.get("note", ""), Where(display, line_of(row)))
+            for row in data["rows"]
+        ),
+        where=Where(display, line_of(data)),
+    )
+
+
+def _format_mappings(display: str, data: Mapping[str, Any]) -> FormatMappings:
+    return FormatMappings(
+        format=data["format"],
+        title=data["title"],
+        reference=data["reference"],
+        wire=data["wire"],
+        maps=_frozen({name: _vendor_map(name, m, display) for name, m in data["maps"].items()}),
+        where=Where(display, line_of(data)),
+    )
+
+
+def _mappings(root: Path) -> dict[str, FormatMappings]:
+    loaded = [_format_mappings(display, data) for display, data in read_mapping_files(root)]
+    order = {name: n for n, name in enumerate(VENDORS)}
+    return {m.format: m for m in sorted(loaded, key=lambda m: (order.get(m.format, 99), m.format))}
 
 
 def load(root: Path) -> Spec:
@@ -301,7 +355,7 @@ def load(root: Path) -> Spec:
         value_registries=_frozen(value_registries),
         media_types=tuple(
             MediaType(m["name"], m["status"], m["date"], m["reference"],
-                      m.get("template"), m.get("profile"))
+                      m.get("template"), m.get("profile"), tuple(m.get("draft_fields") or ()))
             for m in media_data["entries"]
         ),
         lifecycle=_lifecycle(registries["lifecycle"][1]),
@@ -311,6 +365,7 @@ def load(root: Path) -> Spec:
             name: _frozen({k: v for k, v in data.items() if k != "entries"})
             for name, (_, data) in registries.items()
         }),
+        mappings=_frozen(_mappings(root)),
         input_hash=hash_files(root, source_files(root)),
     )
 

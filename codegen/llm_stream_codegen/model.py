@@ -155,7 +155,6 @@ class ValueEntry:
     reference: str
     status: str
     date: str
-    mappings: Mapping[str, str]
     reason: str | None = None
     deprecated_reason: str | None = None
 
@@ -180,6 +179,71 @@ class ValueRegistry:
         return tuple(entry.value for entry in self.entries)
 
 
+Side = str | tuple[str, ...] | None
+"""One side of a map row: a value, several summed (fields only), or None for no counterpart."""
+
+
+@dataclass(frozen=True)
+class MapRow:
+    """A vendor value and an LLM-Stream value that stand for each other, in both directions or
+    `only` "from" the vendor format (reading it) or "to" it (writing it)."""
+
+    vendor: Side
+    ours: Side
+    only: str | None
+    note: str
+    where: Where
+
+    def goes(self, direction: str) -> bool:
+        return self.only in (None, direction)
+
+
+@dataclass(frozen=True)
+class VendorMap:
+    """One map of a vendor format: its LLM-Stream side is a value registry's values
+    (`registry`) or a schema's fields (`fields_of`)."""
+
+    name: str
+    title: str
+    registry: str | None
+    fields_of: str | None
+    vendor_field: str
+    note: str
+    otherwise: str | None
+    rows: tuple[MapRow, ...]
+    where: Where
+
+    @property
+    def reading(self) -> dict[str, Side]:
+        """from: each vendor value (or, for fields, each LLM-Stream field) and what it becomes."""
+        if self.registry is not None:
+            return {str(r.vendor): r.ours for r in self.rows
+                    if r.goes("from") and r.vendor is not None}
+        return {str(r.ours): r.vendor for r in self.rows
+                if r.goes("from") and r.ours is not None and r.vendor is not None}
+
+    @property
+    def writing(self) -> dict[str, Side]:
+        """to: each LLM-Stream value (or, for fields, each vendor field) and what it becomes."""
+        if self.registry is not None:
+            return {str(r.ours): r.vendor for r in self.rows
+                    if r.goes("to") and r.ours is not None}
+        return {str(r.vendor): r.ours for r in self.rows
+                if r.goes("to") and r.vendor is not None and r.ours is not None}
+
+
+@dataclass(frozen=True)
+class FormatMappings:
+    """Everything mappings/FORMAT.yaml says about one vendor format."""
+
+    format: str
+    title: str
+    reference: str
+    wire: str
+    maps: Mapping[str, VendorMap]
+    where: Where
+
+
 @dataclass(frozen=True)
 class MediaType:
     name: str
@@ -188,6 +252,8 @@ class MediaType:
     reference: str
     template: Mapping[str, str] | None
     profile: Mapping[str, str] | None
+    draft_fields: tuple[str, ...] = ()
+    """The template fields the draft itself fills in; the others are this project's proposal."""
 
 
 @dataclass(frozen=True)
@@ -238,6 +304,9 @@ class Example:
     options: Mapping[str, Any] = field(default_factory=dict)
     content: bytes = b""
     """The file's exact bytes."""
+    translation: Mapping[str, Any] | None = None
+    """A vendor stream's: its format, the example it becomes (into), the translator's options
+    (created, model, request_id) and the rules of what it reports (findings)."""
 
     @property
     def valid(self) -> bool:
@@ -268,6 +337,8 @@ class Spec:
     examples: tuple[Example, ...]
     registry_meta: Mapping[str, Mapping[str, Any]]
     """Each registry file's own members (title, reference, policy, note) by registry name."""
+    mappings: Mapping[str, FormatMappings]
+    """The vendor formats' maps (mappings/), by format, in the order of VENDORS."""
     input_hash: str
 
     @property

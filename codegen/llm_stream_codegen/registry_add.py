@@ -10,8 +10,9 @@ with every file as it was. Each problem is one message.
 
 Only then are files written, each to a temporary name and renamed (`output.write_atomic`), the
 entry appended to registry/event-types.yaml as text so that the file's comments and layout stay,
-and everything is regenerated (`generate.generate`). If regeneration fails, or the command is
-interrupted, every file touched (the source files and generated/) gets its previous bytes back.
+and everything is regenerated (`generate.generate`), all inside a `journal.Journal`: if
+regeneration fails, or the command is interrupted or killed at any instant, every file touched
+(the source files and generated/) gets its previous bytes back, at once or by the next command.
 """
 
 from __future__ import annotations
@@ -28,17 +29,20 @@ import textwrap
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date
+from keyword import iskeyword
 from pathlib import Path
 from typing import Any, TextIO
 
 import yaml
-from jsonschema import Draft202012Validator
+from pydantic import BaseModel
 
-from .check import check, schema_store
+from .check import META, check, schema_store
 from .generate import generate
+from .journal import Journal
 from .load import SOURCE_DIRS, _event_type
 from .model import ENVELOPE_ID, URN, VENDORS, EventType, Spec
-from .output import GENERATED, existing_files, write_atomic
+from .output import GENERATED
+from .satisfiable import contradictions
 from .schema_walk import iter_nodes, resolve_ref
 from .sources import SourceError, line_of, read_json, read_yaml
 
@@ -65,6 +69,9 @@ LIFECYCLE_KEYS = ("place", "block_kind", "per_block", "closes_with", "completes_
                   "fragment_of", "expected")
 BLOCK_ONLY_KEYS = ("block_kind", "per_block", "closes_with", "completes_block", "fragment_of")
 LINE_WIDTH = 100
+MODEL_ATTRIBUTES = frozenset(name for name in dir(BaseModel) if not name.startswith("_"))
+"""What a field of a generated model may not be called (D-FIELD-NAMES)."""
+IETF = "IETF"
 
 DRAFT_NAMES = (
     "stream.start", "content.delta", "content.stop", "tool.call", "usage", "error", "stream.end",
@@ -479,10 +486,31 @@ def _schema_problems(own: Any, name: str, spec: Spec) -> list[str]:
                                                                             "type")]
     if "allOf" in own and not isinstance(own["allOf"], list):
         problems.append("the schema's allOf must be a list")
+    problems += _field_name_problems(own)
     anchors = {s.anchor for s in spec.sections}
     section = own.get("x-section")
     if section is not None and section not in anchors:
         problems.append(f"x-section {section!r} is not a section anchor of spec/llm-stream.yaml")
+    return problems
+
+
+def _field_name_problems(own: Mapping[str, Any]) -> list[str]:
+    """Field names the generated models cannot carry as they are (D-FIELD-NAMES)."""
+    problems = []
+    for pointer, node in iter_nodes(own):
+        for name in _own_properties(node):
+            why = (
+                "is not a Python identifier" if not str(name).isidentifier()
+                else "is a Python keyword" if iskeyword(name)
+                else "starts with _ or model_, which pydantic keeps for itself"
+                if name.startswith(("_", "model_"))
+                else "is an attribute of pydantic's BaseModel, which every model has"
+                if name in MODEL_ATTRIBUTES else None
+            )
+            if why:
+                problems.append(f"field {name!r} ({pointer}/properties/{name}) {why}: the "
+                                "generated model cannot carry it under its own name "
+                                "(D-FIELD-NAMES); choose another name")
     return problems
 
 
@@ -517,13 +545,14 @@ def build_schema(name: str, description: str, own: Mapping[str, Any] | None) -> 
 
 def _built_schema_problems(document: Mapping[str, Any], spec: Spec) -> list[str]:
     problems = []
-    meta = Draft202012Validator(Draft202012Validator.META_SCHEMA)
-    for error in sorted(meta.iter_errors(document), key=lambda e: list(e.absolute_path)):
+    for error in sorted(META.iter_errors(document), key=lambda e: list(e.absolute_path)):
         where = "/".join(str(p) for p in error.absolute_path)
         problems.append(f"the schema is not valid JSON Schema 2020-12 at /{where}: "
                         f"{error.message}")
     if problems:
         return problems
+    problems += [f"no event satisfies the schema at {pointer or '/'}: {problem}"
+                 for pointer, problem in contradictions(document)]
     store = {**spec.schemas, document["$id"]: document}
     for pointer, node in iter_nodes(document):
         ref = node.get("$ref")
@@ -744,58 +773,14 @@ def _bindings_of(root: Path) -> Iterator[None]:
             os.environ["PYTHONPATH"] = old
 
 
-class Transaction:
-    """Writes files atomically and remembers their previous bytes, generated/ included, so that
-    a failed or interrupted change can put every file back."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self._before: dict[str, bytes | None] = {}
-        self._generated = existing_files(root) if (root / GENERATED).is_dir() else set()
-        for path in self._generated:
-            self._remember(path)
-
-    def _remember(self, path: str) -> None:
-        if path not in self._before:
-            full = self.root / path
-            self._before[path] = full.read_bytes() if full.is_file() else None
-
-    def write(self, path: str, content: bytes) -> None:
-        self._remember(path)
-        write_atomic(self.root / path, content)
-
-    def changed(self) -> list[tuple[str, str]]:
-        """(path, "created" | "updated" | "removed") of every file whose bytes differ now."""
-        now = existing_files(self.root) if (self.root / GENERATED).is_dir() else set()
-        result = []
-        for path in sorted(set(self._before) | now):
-            full = self.root / path
-            current = full.read_bytes() if full.is_file() else None
-            before = self._before.get(path)
-            if current != before:
-                how = "created" if before is None else "removed" if current is None else "updated"
-                result.append((path, how))
-        return result
-
-    def rollback(self) -> None:
-        now = existing_files(self.root) if (self.root / GENERATED).is_dir() else set()
-        for path in sorted(now - set(self._before)):
-            (self.root / path).unlink()
-        for path, before in self._before.items():
-            full = self.root / path
-            if before is None:
-                full.unlink(missing_ok=True)
-            elif not full.is_file() or full.read_bytes() != before:
-                write_atomic(full, before)
-
-
 def apply(root: Path, writes: Mapping[str, str], err: TextIO) -> list[tuple[str, str]]:
     """Write `writes` (path -> text), regenerate everything, and return the paths changed; on a
-    failed regeneration, or any exception, restore every file and raise."""
-    transaction = Transaction(root)
+    failed regeneration, or any exception, restore every file and raise. A journal records the
+    tree first, so that a kill at any instant is rolled back by the next command."""
+    journal = Journal(root, writes)
     try:
         for path, text in writes.items():
-            transaction.write(path, text.encode("utf-8"))
+            journal.write(path, text.encode("utf-8"))
         output = io.StringIO()
         with contextlib.redirect_stdout(output), _bindings_of(root):
             status = generate(root)
@@ -803,10 +788,12 @@ def apply(root: Path, writes: Mapping[str, str], err: TextIO) -> list[tuple[str,
             err.write(output.getvalue())
             raise RegistryError(["regeneration failed (see above); every file touched has its "
                                  "previous bytes back"])
+        changed = journal.changed()
     except BaseException:
-        transaction.rollback()
+        journal.rollback()
         raise
-    return transaction.changed()
+    journal.commit()
+    return changed
 
 
 def _describe_place(entry: Mapping[str, Any]) -> str:
@@ -912,6 +899,10 @@ def _deprecated_text(text: str, data: Any, name: str, reason: str) -> str:
     if index is None:
         raise RegistryError([f"no event type {name!r} is registered in {EVENTS_FILE}"])
     entry = entries[index]
+    if entry.get("change_controller") == IETF:
+        raise RegistryError([f"event type {name!r} is controlled by the IETF (change_controller "
+                             "IETF): deprecating it takes a document of the IETF that updates "
+                             "the standard, not a registration command (D-IETF-CONTROL)"])
     if entry.get("status") == "deprecated":
         raise RegistryError([f"event type {name!r} is already deprecated: "
                              f"{entry.get('deprecated_reason', '(no reason given)')}"])

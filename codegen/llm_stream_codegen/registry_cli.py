@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .cli import add_root
+
 _ADD_EPILOG = """\
 A proposal file (YAML) holds the members name, description, schema (the event's own fields, as
 JSON Schema 2020-12), reference, status, reason, date, change_controller, contact, lifecycle
@@ -83,10 +85,13 @@ def _diff(args: argparse.Namespace) -> int:
                fail_on_breaking=args.fail_on_breaking)
 
 
-def add_registry_parser(commands: Any) -> None:
-    """Add `registry` and its subcommands to the toolchain's subparsers."""
-    registry = commands.add_parser("registry", help="manage the event type registry")
-    registry.set_defaults(handler=lambda _: registry.print_help() or 2)
+def configure_registry(registry: argparse.ArgumentParser) -> None:
+    """The subcommands of `registry`; each that reads or writes the tree takes `--root`."""
+    def usage(_: argparse.Namespace) -> int:
+        registry.print_help()
+        return 2
+
+    registry.set_defaults(handler=usage)
     sub = registry.add_subparsers(dest="registry_command")
 
     add = sub.add_parser(
@@ -113,19 +118,19 @@ def add_registry_parser(commands: Any) -> None:
                      help="a vendor mapping hint (repeatable)")
     add.add_argument("--dry-run", dest="dry_run", action="store_true",
                      help="check and show the entry and schema; write nothing")
-    add.add_argument("--root", default=".", help="the project root (default: .)")
+    add_root(add, writes=True)
     add.set_defaults(handler=_add)
 
     listing = sub.add_parser("list", help="the registered event types as a table")
     listing.add_argument("--reserved", action="store_true",
                          help="list the reserved names instead")
-    listing.add_argument("--root", default=".", help="the project root (default: .)")
+    add_root(listing, writes=False)
     listing.set_defaults(handler=_list)
 
     deprecate = sub.add_parser("deprecate", help="mark an event type deprecated, then regenerate")
     deprecate.add_argument("name")
     deprecate.add_argument("--reason", required=True, help="why, and what to use instead")
-    deprecate.add_argument("--root", default=".", help="the project root (default: .)")
+    add_root(deprecate, writes=True)
     deprecate.set_defaults(handler=_deprecate)
 
     diff = sub.add_parser(

@@ -126,7 +126,9 @@ def source_tree(side: str, root: Path) -> Iterator[Path]:
     if commit is None:
         raise DiffError(f"{side!r} is neither a folder nor a git ref of {root}")
     with tempfile.TemporaryDirectory(prefix="llm-stream-diff-") as scratch:
-        archive = _git(root, "archive", "--format=tar", commit, "--", *SOURCE_DIRS)
+        present = _git(root, "ls-tree", "--name-only", commit, "--", *SOURCE_DIRS)
+        folders = present.stdout.decode().split() or list(SOURCE_DIRS)
+        archive = _git(root, "archive", "--format=tar", commit, "--", *folders)
         if archive.returncode != 0:
             raise DiffError(f"git archive {side}: {archive.stderr.decode().strip()}")
         with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:

@@ -6,19 +6,41 @@ would write and compares it byte for byte.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 
 from .model import ENVELOPE_ID, Spec
 from .schema_walk import envelope_constants
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+INSTALLED_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+PROJECT_TEMPLATES = "codegen/templates"
 PACKAGE_DIR = "generated/python/llm_stream"
+_templates: ContextVar[Path] = ContextVar("templates", default=INSTALLED_TEMPLATES)
+
+
+def template_dir() -> Path:
+    """The templates folder rendering reads (see `templates_of`)."""
+    return _templates.get()
+
+
+@contextlib.contextmanager
+def templates_of(root: Path) -> Iterator[Path]:
+    """Render with the project's own templates (`root/codegen/templates`) when it has them,
+    so that `generate --root X` gives what X's templates say; else with the installed ones."""
+    own = root / PROJECT_TEMPLATES
+    token = _templates.set(own.resolve() if own.is_dir() else INSTALLED_TEMPLATES)
+    try:
+        yield _templates.get()
+    finally:
+        _templates.reset(token)
 
 
 @dataclass(frozen=True)
@@ -31,7 +53,7 @@ def inputs_hash(spec: Spec, *templates: str) -> str:
     """The hash of what an artifact is made from: the spec source and its templates."""
     digest = hashlib.sha256(spec.input_hash.encode())
     for name in templates:
-        digest.update((TEMPLATES / name).read_bytes())
+        digest.update((template_dir() / name).read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -54,9 +76,15 @@ def python_literal(value: object) -> str:
     return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
 
 
-def environment() -> Environment:
+def new_environment() -> Environment:
+    """A jinja environment of the templates; renderers that add filters make their own, once."""
+    from .output_cache import trusted_folder  # it writes through output, which imports this
+
+    compiled = trusted_folder("jinja")
     env = Environment(
-        loader=FileSystemLoader(str(TEMPLATES)),
+        loader=FileSystemLoader(str(template_dir())),
+        # Compiled templates, kept by jinja under the hash of their source.
+        bytecode_cache=None if compiled is None else FileSystemBytecodeCache(str(compiled)),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -67,26 +95,46 @@ def environment() -> Environment:
     return env
 
 
+def environment() -> Environment:
+    """The one environment of the templates in use, so that each template is parsed and
+    compiled once a run."""
+    return _environment_of(template_dir())
+
+
+@cache
+def _environment_of(templates: Path) -> Environment:
+    return new_environment()
+
+
 def static_python(spec: Spec) -> Iterator[Artifact]:
-    """Modules that do not depend on the spec: copied with the generated-file header."""
-    for path in sorted((TEMPLATES / "python" / "static").glob("*.py")):
-        name = f"python/static/{path.name}"
+    """Modules that do not depend on the spec: copied with the generated-file header; a folder
+    of static/ is a subpackage of the bindings."""
+    static = template_dir() / "python" / "static"
+    for path in sorted(static.rglob("*.py")):
+        module = path.relative_to(static).as_posix()
+        name = f"python/static/{module}"
         header = python_header(spec, f"codegen/templates/{name}", inputs_hash(spec, name))
-        yield Artifact(f"{PACKAGE_DIR}/{path.name}", (header + path.read_text()).encode())
+        yield Artifact(f"{PACKAGE_DIR}/{module}", (header + path.read_text()).encode())
     yield Artifact(f"{PACKAGE_DIR}/py.typed", b"")  # PEP 561: the bindings ship their types
+
+
+RENDERED_PACKAGES = ("", "translate/")
+"""The folders of templates/python whose *.py.j2 are modules (parts/ holds included pieces)."""
 
 
 def rendered_python(spec: Spec) -> Iterator[Artifact]:
     """Modules rendered from the spec with a jinja template each."""
     env = environment()
     version, seq_max = envelope_constants(spec.schemas[ENVELOPE_ID].document)
-    for path in sorted((TEMPLATES / "python").glob("*.py.j2")):
-        name = f"python/{path.name}"
-        header = python_header(
-            spec, f"the spec source and codegen/templates/{name}", inputs_hash(spec, name)
-        )
-        body = env.get_template(name).render(spec=spec, version=version, seq_max=seq_max)
-        yield Artifact(f"{PACKAGE_DIR}/{path.name.removesuffix('.j2')}", (header + body).encode())
+    for package in RENDERED_PACKAGES:
+        for path in sorted((template_dir() / "python" / package).glob("*.py.j2")):
+            name = f"python/{package}{path.name}"
+            header = python_header(
+                spec, f"the spec source and codegen/templates/{name}", inputs_hash(spec, name)
+            )
+            body = env.get_template(name).render(spec=spec, version=version, seq_max=seq_max)
+            module = f"{package}{path.name.removesuffix('.j2')}"
+            yield Artifact(f"{PACKAGE_DIR}/{module}", (header + body).encode())
 
 
 Renderer = Callable[[Spec], Iterator[Artifact]]
@@ -97,11 +145,12 @@ def renderers() -> tuple[Renderer, ...]:
     from .render_docs import render_docs
     from .render_models import render_models
     from .render_registry import render_registry
+    from .render_rules import render_rules
     from .render_typescript import render_typescript
     from .render_validators import render_validators
 
     return (static_python, rendered_python, render_models, render_validators, render_docs,
-            render_registry, render_typescript)
+            render_registry, render_rules, render_typescript)
 
 
 def render_all(spec: Spec) -> list[Artifact]:

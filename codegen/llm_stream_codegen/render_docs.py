@@ -21,8 +21,12 @@ import json
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cache
+from pathlib import Path
 from typing import Any
+
+from jinja2 import Environment
 
 from .model import (
     ENVELOPE_ID,
@@ -34,8 +38,11 @@ from .model import (
     SchemaDoc,
     Spec,
     StateMachine,
+    VendorMap,
 )
-from .render import Artifact, environment, inputs_hash, markup_header
+from .render import Artifact, inputs_hash, markup_header, new_environment, template_dir
+from .render_diagram import state_diagram
+from .render_mappings import MAPPINGS_INDEX, mapping_page, shown_rows, vendor_values
 from .render_registry import RegistryTable, registry_tables
 from .schema_walk import iter_nodes, resolve_ref
 
@@ -43,20 +50,34 @@ DOCS_OUT = "generated/docs"
 MACROS = "docs/macros.md.j2"
 SPEC_PAGE = "spec/index.md"
 DECISIONS_PAGE = "spec/decisions.md"
+RULES_PAGE = "spec/rules.md"
 LIFECYCLE_PAGE = "spec/lifecycle.md"
 REQUEST_PAGE = "spec/request.md"
 MEDIA_TYPES_PAGE = "spec/media-types.md"
 EVENTS_INDEX = "events/index.md"
 REGISTRIES_INDEX = "registries/index.md"
-MAPPINGS_PAGE = "mappings.md"
-VOCABULARIES = ("stop-reasons", "error-codes")
 REQUEST_ID = URN + "request:1.0"
 STREAM_EXAMPLE_FOLDERS = ("complete/", "valid-extra/")
-VENDOR_TITLES = {
-    "openai-chat": "OpenAI Chat Completions",
-    "openai-responses": "OpenAI Responses",
-    "anthropic": "Anthropic Messages",
-    "gemini": "Gemini",
+# The sections whose rules bind every event, listed on every event page.
+EVERY_EVENT_SECTIONS = ("sse-framing", "event-envelope")
+# The draft's appendix that prints the envelope schema; the spec page prints ours under it.
+APPENDIX_ENVELOPE = "appendix-envelope-schema"
+# The documents the site refers to, by key: (title, address).
+REFERENCES = {
+    "draft": ("draft-spk-agentproto-llm-stream: A Standard Wire Format for Large Language Model "
+              "Inference Streaming (the normative text)",
+              "https://santoshpallagatti.github.io/draft-spk-agentproto-llm-stream/"
+              "draft-spk-agentproto-llm-stream.html"),
+    "sse": ("WHATWG HTML Living Standard, section 9.2: Server-sent events (the SSE framing)",
+            "https://html.spec.whatwg.org/multipage/server-sent-events.html"),
+    "rfc8126": ("RFC 8126: Guidelines for Writing an IANA Considerations Section in RFCs "
+                "(Specification Required)", "https://www.rfc-editor.org/rfc/rfc8126"),
+    "rfc6838": ("RFC 6838: Media Type Specifications and Registration Procedures",
+                "https://www.rfc-editor.org/rfc/rfc6838"),
+    "bcp14": ("BCP 14 (RFC 2119, RFC 8174): the requirement keywords",
+              "https://www.rfc-editor.org/info/bcp14"),
+    "json-schema": ("JSON Schema 2020-12 (the schemas under schemas/)",
+                    "https://json-schema.org/draft/2020-12"),
 }
 # The labels of RFC 6838's registration template (section 5.6), in its order.
 MEDIA_TEMPLATE_LABELS = {
@@ -85,7 +106,7 @@ def slug(text: str) -> str:
 
 
 def value_anchor(value: str) -> str:
-    """A registered value's anchor on its vocabulary page: the value itself where it can be."""
+    """A registered value's anchor on its registry page: the value itself where it can be."""
     return value if re.fullmatch(r"[A-Za-z0-9_.-]+", value) else slug(value)
 
 
@@ -105,19 +126,15 @@ def registry_page(name: str) -> str:
     return f"registries/{name}.md"
 
 
-def vocabulary_page(name: str) -> str:
-    return f"vocabularies/{name}.md"
-
-
 def schema_anchor(schema_id: str) -> str:
     """`urn:ietf:params:llm-stream:content-part:1.0` -> `content-part`."""
     return schema_id.removeprefix(URN).rsplit(":", 1)[0]
 
 
 def short_title(spec: Spec, title: str) -> str:
-    """A registry's title without the standard's name: "LLM-Stream Stop Reasons" -> "Stop
-    reasons"."""
-    short = title.removeprefix(spec.meta.short_title + " ")
+    """A registry's title without the standard's name, and without "SSE", so that event types
+    have one name across the site: "LLM-Stream Stop Reasons" -> "Stop reasons"."""
+    short = title.removeprefix(spec.meta.short_title + " ").removeprefix("SSE ")
     words = short.split(" ")
     return " ".join([words[0], *(w if w.isupper() else w.lower() for w in words[1:])])
 
@@ -240,8 +257,10 @@ def _node_ids(node: Mapping[str, Any], key: str) -> list[str]:
 
 
 def _refs_of(node: Mapping[str, Any]) -> list[str]:
-    """The rule and decision IDs a schema node carries, its allOf members' included."""
-    ids = _node_ids(node, "x-rule") + _node_ids(node, "x-decision")
+    """The rule and decision IDs a schema node carries, its allOf members' included: `x-rule`
+    (the rule a breach found by the node's keywords breaks), `x-decision`, and `x-see` (rules
+    about the field that no keyword of the schema can check, named for the reader)."""
+    ids = _node_ids(node, "x-rule") + _node_ids(node, "x-see") + _node_ids(node, "x-decision")
     for member in node.get("allOf") or ():
         if isinstance(member, Mapping) and "$ref" not in member:
             ids += _node_ids(member, "x-rule") + _node_ids(member, "x-decision")
@@ -414,11 +433,17 @@ def field_rows(spec: Spec, links: Links, document: SchemaDoc) -> list[FieldRow]:
     return list(rows.values())
 
 
+def schema_json(document: SchemaDoc) -> str:
+    """A schema document as JSON, as the files under schemas/ lay it out."""
+    return json.dumps(dict(document.document), indent=2, ensure_ascii=False)
+
+
 def schema_rule_ids(document: Mapping[str, Any]) -> list[str]:
-    """Every x-rule and x-decision anywhere in a schema document, in document order."""
+    """Every x-rule, x-see and x-decision anywhere in a schema document, in document order."""
     found: list[str] = []
     for _, node in iter_nodes(document):
-        found += _node_ids(node, "x-rule") + _node_ids(node, "x-decision")
+        found += [*_node_ids(node, "x-rule"), *_node_ids(node, "x-see"),
+                  *_node_ids(node, "x-decision")]
     return list(dict.fromkeys(found))
 
 
@@ -428,6 +453,12 @@ def _ordered_rules(spec: Spec, ids: Iterable[str]) -> list[Rule]:
 
 
 # -- the lifecycle, derived -----------------------------------------------------------------------
+
+
+def lifecycle_order(spec: Spec) -> list[EventType]:
+    """The event types in the order a stream meets them: by place, then as registered."""
+    places = list(spec.lifecycle.places)
+    return sorted(spec.event_types, key=lambda event: places.index(event.lifecycle.place))
 
 
 def events_by_place(spec: Spec) -> dict[str, list[EventType]]:
@@ -502,31 +533,16 @@ def neighbours(spec: Spec, event: EventType) -> Neighbours:
     )
 
 
-def mermaid(spec: Spec, machine: StateMachine) -> str:
-    """A mermaid stateDiagram of a lifecycle machine, transitions labelled by event type."""
-    by_place = events_by_place(spec)
-    lines = ["stateDiagram-v2", f"    [*] --> {machine.initial}"]
-    for state, moves in machine.transitions.items():
-        targets: dict[str, list[str]] = {}
-        for place, target in moves.items():
-            names = [e.name for e in by_place.get(place, [])] or [place]
-            targets.setdefault(target, []).extend(names)
-        for target, names in targets.items():
-            lines.append(f"    {state} --> {target}: {', '.join(names)}")
-    finals = [machine.final] if machine.final else [
-        state for state, moves in machine.transitions.items() if not moves
-    ]
-    lines += [f"    {state} --> [*]" for state in finals]
-    return "\n".join(lines)
+def diagram(spec: Spec, machine: StateMachine, title: str) -> str:
+    """A lifecycle machine as inline SVG, its arrows' tooltips naming the event types of each
+    place."""
+    by_place = {place: [e.name for e in events] for place, events in events_by_place(spec).items()}
+    return state_diagram(machine, by_place, title)
 
 
-def follow_matrix(spec: Spec) -> list[tuple[str, list[bool]]]:
-    """For each event type, which event types may come right after it."""
-    return [
-        (event.name, [other in neighbours(spec, event).followed_by
-                      for other in (e.name for e in spec.event_types)])
-        for event in spec.event_types
-    ]
+def follows(spec: Spec) -> list[tuple[str, list[str]]]:
+    """For each event type, the event types that may come right after it."""
+    return [(event.name, list(neighbours(spec, event).followed_by)) for event in spec.event_types]
 
 
 # -- examples -------------------------------------------------------------------------------------
@@ -549,6 +565,8 @@ class ShownExample:
     relevant: str = ""
     highlight: str = ""
     also_in: tuple[Example, ...] = field(default_factory=tuple)
+    pretty: str = ""
+    """The picked events' JSON envelopes, pretty-printed, one after another."""
 
 
 def _line_ends(raw: bytes) -> str:
@@ -622,14 +640,71 @@ def event_examples(spec: Spec, name: str) -> list[ShownExample]:
         relevant = "\n".join(block.text for block in picked)
         same = next((r for r in result if r.relevant == relevant), None)
         if same is not None:
-            result[result.index(same)] = ShownExample(
-                same.example, same.text, same.language, same.line_ends, same.relevant,
-                same.highlight, (*same.also_in, example))
+            result[result.index(same)] = replace(same, also_in=(*same.also_in, example))
             continue
         lines = [str(n) for b in picked for n in range(b.first_line, b.last_line + 1)]
+        pretty = "\n\n".join(json.dumps(data, indent=2, ensure_ascii=False)
+                              for data in map(block_data, picked) if data is not None)
         result.append(ShownExample(example, whole.text, "text", whole.line_ends, relevant,
-                                   " ".join(lines)))
+                                   " ".join(lines), pretty=pretty))
     return result
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def block_data(block: SSEBlock) -> Any:
+    """The JSON of an SSE event's data lines (joined as SSE joins them), or None."""
+    return _json_or_none("\n".join(line[5:].removeprefix(" ") for line in block.text.split("\n")
+                                    if line.startswith("data:")))
+
+
+EXAMPLE_WIDTH = 20
+
+
+def _example_text(value: Any) -> str | None:
+    """A field's value as a short JSON example, or None for an object (its fields have rows of
+    their own) or a value too long to be read at a glance."""
+    if isinstance(value, dict):
+        return None
+    if isinstance(value, str) and len(value) > EXAMPLE_WIDTH:
+        return json.dumps(value[:EXAMPLE_WIDTH - 4], ensure_ascii=False)[:-1] + '…"'
+    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= EXAMPLE_WIDTH + 8 else None
+
+
+def example_values(instances: Iterable[Any]) -> dict[str, str]:
+    """For each field path (`delta.text`), the first value the instances give it, as JSON."""
+    found: dict[str, str] = {}
+
+    def walk(node: Any, prefix: str) -> None:
+        if not isinstance(node, dict):
+            return
+        for key, value in node.items():
+            path = prefix + str(key)
+            if path not in found:
+                text = _example_text(value)
+                if text is not None:
+                    found[path] = text
+            walk(value, path + ".")
+
+    for instance in instances:
+        walk(instance, "")
+    return found
+
+
+def event_instances(spec: Spec, name: str | None = None) -> list[Any]:
+    """The events of the valid example streams, of one type or of every type."""
+    return [
+        data for example in stream_examples(spec)
+        for block in sse_blocks(shown(example).text)
+        if name is None or block.type == name
+        for data in [block_data(block)] if data is not None
+    ]
 
 
 # -- pages ----------------------------------------------------------------------------------------
@@ -642,6 +717,10 @@ class Page:
     """The page's title in the navigation and the browser (front matter)."""
     template: str
     context: Mapping[str, Any]
+    order: int | None = None
+    """The page's place among its folder's pages in the navigation (front matter `nav_order`)."""
+    status: str | None = None
+    """A registration status, shown as a badge beside the page in the navigation."""
 
 
 def _request_groups(spec: Spec) -> list[SchemaDoc]:
@@ -688,6 +767,9 @@ def _event_rules(spec: Spec, event: EventType) -> list[Rule]:
         ids.add(life.completes_block)
     if life.fragment_of:
         ids.add(life.fragment_of.rule)
+    # What every event obeys: its SSE framing and its envelope.
+    ids |= {rule.id for rule in spec.rules.values() if rule.section in EVERY_EVENT_SECTIONS}
+    ids |= set(schema_rule_ids(spec.schemas[ENVELOPE_ID].document)) & set(spec.rules)
     return _ordered_rules(spec, ids)
 
 
@@ -729,9 +811,8 @@ def _see_also(spec: Spec, tables: Iterable[RegistryTable]) -> dict[str, list[str
             slug(media.name))
     for table in tables:
         add(table.xref.anchor, f"the {table.title} registry", registry_page(table.id))
-    for name in VOCABULARIES:
-        registry = spec.value_registries[name]
-        add(registry.reference, f"the {registry.field} values", vocabulary_page(name))
+    for registry in spec.value_registries.values():
+        add(registry.reference, f"the {registry.field} values", registry_page(registry.name))
     add("lifecycle", "the lifecycle tables and diagrams", LIFECYCLE_PAGE)
     return {anchor: list(dict.fromkeys(items)) for anchor, items in found.items()}
 
@@ -745,19 +826,23 @@ def pages(spec: Spec) -> list[Page]:
         Page(SPEC_PAGE, "Specification", "docs/spec.md.j2", {
             "rules_by_section": rules_by_section,
             "see_also": _see_also(spec, tables.values()),
+            "section_schemas": {APPENDIX_ENVELOPE: (spec.schemas[ENVELOPE_ID],
+                                                    schema_json(spec.schemas[ENVELOPE_ID]))},
         }),
         Page(DECISIONS_PAGE, "Decisions", "docs/decisions.md.j2", {}),
+        Page(RULES_PAGE, "Rules index", "docs/rules.md.j2", {}),
         Page(LIFECYCLE_PAGE, "Stream lifecycle", "docs/lifecycle.md.j2", {
             "by_place": events_by_place(spec),
-            "stream_diagram": mermaid(spec, spec.lifecycle.stream),
-            "blocks_diagram": mermaid(spec, spec.lifecycle.blocks),
-            "matrix": follow_matrix(spec),
+            "stream_diagram": diagram(spec, spec.lifecycle.stream, "The stream's states"),
+            "blocks_diagram": diagram(spec, spec.lifecycle.blocks, "A content block's states"),
+            "follows": follows(spec),
         }),
         Page(REQUEST_PAGE, "Request reference", "docs/request.md.j2", {
             "groups": [
-                (group, field_rows(spec, Links(spec, REQUEST_PAGE), group),
-                 _group_examples(spec, str(group.document.get("x-section", ""))))
+                (group, field_rows(spec, Links(spec, REQUEST_PAGE), group), examples,
+                 example_values(_json_or_none(e.text) for e in examples if e.language == "json"))
                 for group in _request_groups(spec)
+                for examples in [_group_examples(spec, str(group.document.get("x-section", "")))]
             ],
         }),
         Page(MEDIA_TYPES_PAGE, "Media types", "docs/media-types.md.j2",
@@ -765,36 +850,66 @@ def pages(spec: Spec) -> list[Page]:
         Page(EVENTS_INDEX, "Event types", "docs/events-index.md.j2", {
             "envelope": spec.schemas[ENVELOPE_ID],
             "envelope_rows": field_rows(spec, Links(spec, EVENTS_INDEX), spec.schemas[ENVELOPE_ID]),
+            "envelope_values": example_values(event_instances(spec)),
+            "ordered": lifecycle_order(spec),
+            "envelope_json": schema_json(spec.schemas[ENVELOPE_ID]),
         }),
         Page(REGISTRIES_INDEX, "Registries", "docs/registries-index.md.j2",
              {"tables": list(tables.values())}),
-        Page(MAPPINGS_PAGE, "Vendor mappings", "docs/mappings.md.j2",
-             {"vendor_titles": VENDOR_TITLES}),
+        Page(MAPPINGS_INDEX, "Vendor mappings", "docs/mappings-index.md.j2", {}),
     ]
-    for event in spec.event_types:
+    for mappings in spec.mappings.values():
+        result.append(Page(mapping_page(mappings.format), mappings.title, "docs/mapping.md.j2", {
+            "mappings": mappings,
+            "tables": [(m, shown_rows(m, _value_links(spec, m, mapping_page(mappings.format))))
+                       for m in mappings.maps.values()],
+            "examples": _worked_examples(spec, mappings.format),
+        }))
+    for order, event in enumerate(lifecycle_order(spec)):
         path = event_page(event.name)
         document = spec.schemas[event.schema_id]
         result.append(Page(path, event.name, "docs/event.md.j2", {
             "event": event,
             "schema": document,
             "rows": field_rows(spec, Links(spec, path), document),
+            "values": example_values(event_instances(spec, event.name)),
+            "schema_download": f"schemas/{posixpath.relpath(event.schema_path, 'schemas')}",
             "near": neighbours(spec, event),
             "examples": event_examples(spec, event.name),
             "rules": _event_rules(spec, event),
-            "vendor_titles": VENDOR_TITLES,
-        }))
+        }, order=order, status=event.status))
     for table in tables.values():
+        registry = spec.value_registries.get(table.id)
         result.append(Page(registry_page(table.id), short_title(spec, table.title),
-                           "docs/registry.md.j2", {"table": table}))
-    for name in VOCABULARIES:
-        registry = spec.value_registries[name]
-        result.append(Page(vocabulary_page(name), short_title(spec, registry.title),
-                           "docs/vocabulary.md.j2", {
+                           "docs/registry.md.j2", {
+            "table": table,
             "registry": registry,
-            "uses": _vocabulary_rules(spec, registry.schema_id),
-            "vendor_titles": VENDOR_TITLES,
+            "uses": _vocabulary_rules(spec, registry.schema_id) if registry else [],
+            "vendor_values": {entry.value: vendor_values(spec, table.id, entry.value)
+                              for entry in registry.entries} if registry else {},
         }))
     return result
+
+
+def _worked_examples(spec: Spec, fmt: str) -> list[tuple[ShownExample, ShownExample]]:
+    """The vendor streams of a format, each with the LLM-Stream body it translates into (the
+    spec check holds the two to each other byte for byte)."""
+    by_file = {e.file: e for e in spec.examples}
+    return [(shown(e), shown(by_file[e.translation["into"]])) for e in spec.examples
+            if e.translation is not None and e.translation["format"] == fmt]
+
+
+def _value_links(spec: Spec, vendor_map: VendorMap, page: str) -> dict[str, str]:
+    """Links from a map's LLM-Stream values to where each is defined: the registry page's
+    section of each."""
+    links = Links(spec, page)
+    if vendor_map.registry is None:
+        return {}
+    registry = spec.value_registries.get(vendor_map.registry)
+    if registry is None:
+        return {}
+    target = registry_page(vendor_map.registry)
+    return {v: links.to(target, value_anchor(v)) for v in registry.values}
 
 
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
@@ -815,21 +930,34 @@ def tidy(markdown: str) -> str:
     return "\n".join(out).strip("\n") + "\n"
 
 
-def render_page(spec: Spec, page: Page) -> Artifact:
-    env = environment()
+@cache
+def docs_environment(templates: Path) -> Environment:
+    """The environment of the pages, with their filters, made once for every page."""
+    env = new_environment()
     env.filters["cell"] = cell
     env.filters["code"] = code
     env.filters["prose"] = prose
-    env.globals.update(slug=slug, rule_anchor=rule_anchor, decision_anchor=decision_anchor,
-                       schema_anchor=schema_anchor, value_anchor=value_anchor, vendors=VENDORS,
-                       vocabularies={name: vocabulary_page(name) for name in VOCABULARIES},
+    env.globals.update(references=REFERENCES, slug=slug, rule_anchor=rule_anchor,
+                       decision_anchor=decision_anchor, schema_anchor=schema_anchor,
+                       value_anchor=value_anchor, vendors=VENDORS, mapping_page=mapping_page,
+                       mappings_index=MAPPINGS_INDEX,
                        group_rules=lambda group: schema_rule_ids(group.document))
+    return env
+
+
+def render_page(spec: Spec, page: Page) -> Artifact:
+    env = docs_environment(template_dir())
     links = Links(spec, page.path)
     body = env.get_template(page.template).render(spec=spec, links=links, page=page.path,
                                                   title=page.title, **page.context)
     header = markup_header(spec, f"the spec source and codegen/templates/{page.template}",
                            inputs_hash(spec, page.template, MACROS))
-    front = f"---\ntitle: {json.dumps(page.title)}\n---\n"
+    front = f"---\ntitle: {json.dumps(page.title)}\n"
+    if page.order is not None:
+        front += f"nav_order: {page.order}\n"
+    if page.status is not None:
+        front += f"status: {page.status}\n"
+    front += "---\n"
     text = front + header + "\n" + tidy(body)
     return Artifact(f"{DOCS_OUT}/{page.path}", text.encode())
 
@@ -841,6 +969,17 @@ def render_docs(spec: Spec) -> Iterator[Artifact]:
 
 
 __all__ = [
-    "DOCS_OUT", "FieldRow", "Links", "decision_anchor", "event_examples", "event_page",
-    "field_rows", "mermaid", "neighbours", "render_docs", "rule_anchor", "slug", "sse_blocks",
+    "DOCS_OUT",
+    "FieldRow",
+    "Links",
+    "decision_anchor",
+    "diagram",
+    "event_examples",
+    "event_page",
+    "field_rows",
+    "neighbours",
+    "render_docs",
+    "rule_anchor",
+    "slug",
+    "sse_blocks",
 ]

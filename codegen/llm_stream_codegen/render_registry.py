@@ -4,9 +4,11 @@ Every registry becomes a `RegistryTable` first, the one shape that the downloads
 registry pages of the documentation (`render_docs`) both print, so the site and the files cannot
 disagree. The XML follows IANA's registry format (namespace http://www.iana.org/assignments:
 `registry`, `title`, `registration_rule`, `note`, `record` with `value`, `description`, `status` and
-`xref`); the CSV has one header row and one row a record (RFC 4180, CRLF line ends); the JSON holds
-the same fields as the XML. A registry's own metadata (title, policy, note) is
-`Spec.registry_meta`.
+`xref`, `controller`, and `people` with the `person` each `xref type="person"` names, e-mail
+addresses written as IANA writes them, `mailto:name&domain`); a registry the draft does not ask
+IANA to create says in its note that this project keeps it. The CSV has one header row and one
+row a record (RFC 4180, CRLF line ends); the JSON holds the same fields as the XML. A registry's
+own metadata (title, policy, note, who keeps it, contact) is `Spec.registry_meta`.
 """
 
 from __future__ import annotations
@@ -14,13 +16,18 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape, quoteattr
 
+from jinja2 import Environment
+
 from .model import Spec
-from .render import Artifact, environment, inputs_hash, markup_header
+from .render import Artifact, inputs_hash, markup_header, new_environment, template_dir
 
 REGISTRY_OUT = "generated/registry"
 XML_TEMPLATE = "registry/registry.xml.j2"
@@ -57,6 +64,30 @@ class Record:
 
 
 @dataclass(frozen=True)
+class Person:
+    """A contact as IANA lists one under `people`: an id made of the name, and a mailto URI."""
+
+    name: str
+    email: str
+
+    @property
+    def id(self) -> str:
+        return "_".join(self.name.split())
+
+    @property
+    def uri(self) -> str:
+        return "mailto:" + self.email.replace("@", "&")
+
+
+_PERSON = re.compile(r"([^,<>]+?)\s*<([^<>@\s]+@[^<>\s]+)>")
+
+
+def people(contact: str) -> tuple[Person, ...]:
+    """The people of a contact written as `Name <address>, Name <address>`."""
+    return tuple(Person(name.strip(), email) for name, email in _PERSON.findall(contact))
+
+
+@dataclass(frozen=True)
 class RegistryTable:
     id: str
     title: str
@@ -68,6 +99,22 @@ class RegistryTable:
     """(element name, column label) of the columns beyond value, description, reference,
     status and date."""
     records: tuple[Record, ...]
+    requested_by_draft: bool
+    """True for a registry the draft asks IANA to create; False for one this project keeps."""
+    contact: str
+
+    @property
+    def people(self) -> tuple[Person, ...]:
+        return people(self.contact)
+
+    @property
+    def xml_note(self) -> str | None:
+        """The note of the XML, which for a project registry first says whose it is."""
+        if self.requested_by_draft:
+            return self.note
+        own = ("The draft does not ask IANA to create this registry; the LLM-Stream reference "
+               f"toolchain keeps it in IANA's format. Contact: {self.contact}.")
+        return f"{own} {self.note}" if self.note else own
 
     @property
     def created(self) -> str:
@@ -110,10 +157,10 @@ def registry_tables(spec: Spec) -> tuple[RegistryTable, ...]:
         extra_columns: tuple[tuple[str, str], ...] = ()
         if name == "event-types":
             value_label = "Event Type"
-            extra_columns = (("change_controller", "Change Controller"),)
+            extra_columns = (("controller", "Change Controller"),)
             records = tuple(
                 Record(e.name, e.description, xref(spec, e.reference), e.status, e.date,
-                       (("change_controller", e.change_controller),))
+                       (("controller", e.change_controller),))
                 for e in spec.event_types
             )
         elif name == "media-types":
@@ -138,6 +185,8 @@ def registry_tables(spec: Spec) -> tuple[RegistryTable, ...]:
             note=_text(meta.get("note")),
             extra_columns=extra_columns,
             records=records,
+            requested_by_draft=meta.get("kept_by") == "draft",
+            contact=str(meta["contact"]),
         ))
     return tuple(tables)
 
@@ -156,10 +205,17 @@ def _xml_attr(value: str) -> str:
     return quoteattr(value)
 
 
-def render_xml(spec: Spec, table: RegistryTable) -> bytes:
-    env = environment()
+@cache
+def xml_environment(templates: Path) -> Environment:
+    """The environment of the XML registry files, with their filters, made once."""
+    env = new_environment()
     env.filters["xml"] = _xml_text
     env.filters["xmlattr"] = _xml_attr
+    return env
+
+
+def render_xml(spec: Spec, table: RegistryTable) -> bytes:
+    env = xml_environment(template_dir())
     header = markup_header(spec, f"registry/{table.id}.yaml and codegen/templates/{XML_TEMPLATE}",
                            inputs_hash(spec, XML_TEMPLATE))
     body = env.get_template(XML_TEMPLATE).render(
@@ -193,6 +249,9 @@ def render_json(table: RegistryTable) -> bytes:
         "registration_rule": table.registration_rule,
         "reference": table.xref.as_dict(),
         "note": table.note,
+        "kept_by": "draft" if table.requested_by_draft else "project",
+        "contact": table.contact,
+        "people": [{"id": p.id, "name": p.name, "uri": p.uri} for p in table.people],
         "records": [
             {
                 "value": record.value,
@@ -216,4 +275,5 @@ def render_registry(spec: Spec) -> Iterator[Artifact]:
         yield Artifact(f"{REGISTRY_OUT}/{table.download('json')}", render_json(table))
 
 
-__all__ = ["FORMATS", "PUBLISHED", "RegistryTable", "registry_tables", "render_registry", "xref"]
+__all__ = ["FORMATS", "PUBLISHED", "Person", "RegistryTable", "people", "registry_tables",
+           "render_registry", "xref"]

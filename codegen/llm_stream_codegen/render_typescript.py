@@ -10,12 +10,14 @@ needs Node: the package is TypeScript source, built with `tsc` by whoever uses i
 from __future__ import annotations
 
 from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
 
 from jinja2 import Environment
 
 from .check import schema_store
 from .model import ENVELOPE_ID, Spec
-from .render import TEMPLATES, Artifact, environment, inputs_hash, markup_header
+from .render import Artifact, inputs_hash, markup_header, new_environment, template_dir
 from .render_validators import validator_roots
 from .schema_walk import envelope_constants
 from .ts_literals import pascal, ts_literal
@@ -44,7 +46,13 @@ def package_version(spec: Spec) -> str:
 
 
 def _environment() -> Environment:
-    env = environment()
+    return _environment_of(template_dir())
+
+
+@cache
+def _environment_of(templates: Path) -> Environment:
+    """The templates' environment with the TypeScript filters, made once a folder."""
+    env = new_environment()
     env.filters["tsrepr"] = ts_literal
     env.filters["pascal"] = pascal
     return env
@@ -52,7 +60,7 @@ def _environment() -> Environment:
 
 def _static(spec: Spec) -> Iterator[Artifact]:
     """Modules and configuration that do not depend on the spec, copied with a header."""
-    for path in sorted((TEMPLATES / "typescript" / "static").iterdir()):
+    for path in sorted((template_dir() / "typescript" / "static").iterdir()):
         name = f"typescript/static/{path.name}"
         header = typescript_header(spec, f"codegen/templates/{name}", inputs_hash(spec, name))
         target = f"{SOURCE}/{path.name}" if path.suffix == ".ts" else f"{PACKAGE}/{path.name}"
@@ -62,7 +70,7 @@ def _static(spec: Spec) -> Iterator[Artifact]:
 def _rendered(spec: Spec, env: Environment) -> Iterator[Artifact]:
     """Modules and files rendered from the spec with a jinja template each."""
     version, seq_max = envelope_constants(spec.schemas[ENVELOPE_ID].document)
-    for path in sorted((TEMPLATES / "typescript").glob("*.j2")):
+    for path in sorted((template_dir() / "typescript").glob("*.j2")):
         name = f"typescript/{path.name}"
         target = path.name.removesuffix(".j2")
         digest = inputs_hash(spec, name)

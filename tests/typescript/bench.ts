@@ -3,12 +3,13 @@
  *
  *   node --expose-gc tests/typescript/run.mjs bench.ts < job
  *
- * Reads the job on stdin: `{"rounds": 5, "workloads": [{"name", "body", "chunk"}]}`, each body
- * a file of the Python benchmark's bytes, fed in chunks of `chunk` bytes or, with chunk 0, one
- * event a chunk. Ours is `Decoder` as a client uses it by default, validating every event
- * against its schema and the lifecycle; the peer is eventsource-parser fed the text of each
- * chunk (decoded as a stream, as its own TextDecoder pipeline does) followed by JSON.parse,
- * which validates nothing. Writes events per second of CPU time, the best of the rounds, as JSON.
+ * Reads the job on stdin: `{"rounds": 5, "workloads": [{"name", "body", "events", "streams"}]}`,
+ * each body a file of the Python benchmark's chunks, one after another, and `streams` the lengths
+ * of each stream's chunks, which are fed as they are. Ours is `Decoder` as a client uses it by
+ * default, one a stream, validating every event against its schema and the lifecycle; the peer
+ * is eventsource-parser fed the text of each chunk (decoded as a stream, as its own TextDecoder
+ * pipeline does) followed by JSON.parse, which validates nothing. Writes events per second of CPU
+ * time, the best of the rounds, as JSON.
  */
 
 import { readFileSync } from "node:fs";
@@ -19,70 +20,60 @@ type Package = typeof import("../../generated/typescript/src/index.js");
 
 interface Workload {
     readonly name: string;
+    /** A file of the workload's chunks, one after another. */
     readonly body: string;
-    readonly chunk: number;
+    /** How many events the streams carry in all. */
+    readonly events: number;
+    /** Each stream as the lengths of its chunks. */
+    readonly streams: readonly (readonly number[])[];
 }
 
 const pkg = (await import(process.env.LLM_STREAM_PACKAGE as string)) as Package;
 
-/** The body cut after each blank line (LF LF or CRLF CRLF): one event a chunk. */
-function perEvent(body: Uint8Array): Uint8Array[] {
-    const chunks: Uint8Array[] = [];
-    let start = 0;
-    for (let at = body.indexOf(10); at >= 0; at = body.indexOf(10, at + 1)) {
-        if (body[at + 1] === 10 || (body[at + 1] === 13 && body[at + 2] === 10)) {
-            const end = at + (body[at + 1] === 10 ? 2 : 3);
-            chunks.push(body.subarray(start, end));
-            start = end;
-        }
-    }
-    return chunks;
+function streamsOf(bytes: Uint8Array, lengths: readonly (readonly number[])[]): Uint8Array[][] {
+    let at = 0;
+    return lengths.map((chunks) => chunks.map((length) => bytes.subarray(at, (at += length))));
 }
 
-function cut(body: Uint8Array, size: number): Uint8Array[] {
-    const chunks: Uint8Array[] = [];
-    for (let at = 0; at < body.length; at += size) {
-        chunks.push(body.subarray(at, at + size));
-    }
-    return chunks;
-}
-
-function ours(chunks: readonly Uint8Array[]): number {
-    const decoder = new pkg.Decoder();
+function ours(streams: readonly (readonly Uint8Array[])[]): number {
     let count = 0;
-    for (const chunk of chunks) {
-        count += decoder.feed(chunk).length;
-    }
-    count += decoder.close().length;
-    if (!decoder.conforming) {
-        throw new Error(JSON.stringify(decoder.diagnostics.slice(0, 3)));
+    for (const chunks of streams) {
+        const decoder = new pkg.Decoder();
+        for (const chunk of chunks) {
+            count += decoder.feed(chunk).length;
+        }
+        count += decoder.close().length;
+        if (!decoder.conforming) {
+            throw new Error(JSON.stringify(decoder.diagnostics.slice(0, 3)));
+        }
     }
     return count;
 }
 
-function peer(chunks: readonly Uint8Array[]): number {
-    const text = new TextDecoder();
+function peer(streams: readonly (readonly Uint8Array[])[]): number {
     let count = 0;
-    const parser = createParser({
-        onEvent(event) {
-            if (JSON.parse(event.data)) {
-                count += 1;
-            }
-        },
-    });
-    for (const chunk of chunks) {
-        parser.feed(text.decode(chunk, { stream: true }));
+    for (const chunks of streams) {
+        const text = new TextDecoder();
+        const parser = createParser({
+            onEvent(event) {
+                if (JSON.parse(event.data)) {
+                    count += 1;
+                }
+            },
+        });
+        for (const chunk of chunks) {
+            parser.feed(text.decode(chunk, { stream: true }));
+        }
+        parser.feed(text.decode());
     }
-    parser.feed(text.decode());
     return count;
 }
 
 /** Events per second of each run's best of `rounds`, taking turns after one untimed turn. The
  * time is the process's CPU time, so that a machine busy with other work slows neither run. */
-function rates(runs: Record<string, () => number>, rounds: number): Record<string, number> {
-    const counts = Object.fromEntries(Object.entries(runs).map(([name, run]) => [name, run()]));
-    const expected = Object.values(counts)[0];
-    for (const [name, count] of Object.entries(counts)) {
+function rates(runs: Record<string, () => number>, expected: number, rounds: number): Record<string, number> {
+    for (const [name, run] of Object.entries(runs)) {
+        const count = run();
         if (count !== expected) {
             throw new Error(`${name} gave ${count} events, not ${expected}`);
         }
@@ -102,9 +93,8 @@ function rates(runs: Record<string, () => number>, rounds: number): Record<strin
 
 const job = JSON.parse(readFileSync(0, "utf8")) as { rounds: number; workloads: Workload[] };
 const answer: Record<string, Record<string, number>> = {};
-for (const { name, body, chunk } of job.workloads) {
-    const bytes = new Uint8Array(readFileSync(body));
-    const chunks = chunk === 0 ? perEvent(bytes) : cut(bytes, chunk);
-    answer[name] = rates({ ours: () => ours(chunks), peer: () => peer(chunks) }, job.rounds);
+for (const { name, body, events, streams } of job.workloads) {
+    const chunks = streamsOf(new Uint8Array(readFileSync(body)), streams);
+    answer[name] = rates({ ours: () => ours(chunks), peer: () => peer(chunks) }, events, job.rounds);
 }
 process.stdout.write(JSON.stringify({ node: process.version, rows: answer }));

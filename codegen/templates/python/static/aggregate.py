@@ -42,6 +42,7 @@ class Usage:
     output_tokens: int | None = None
     cached_input_tokens: int | None = None
     reasoning_tokens: int | None = None
+    cache_creation_input_tokens: int | None = None
 
 
 @dataclass
@@ -101,7 +102,8 @@ class Aggregate:
             self.stop_reasons[_get(event, "index")] = _get(event, "stop_reason")
         elif kind == "usage":
             self.usage = Usage(*(_get(event, name) for name in (
-                "input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens")))
+                "input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens",
+                "cache_creation_input_tokens")))
         elif kind == "stream.start":
             self.model = _get(event, "model")
             self.request_id = _get(event, "request_id")

@@ -9,15 +9,15 @@ callers feed whatever bytes arrive and get back whatever events completed, in th
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
-
-from pydantic import BaseModel
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import suppress
+from enum import Enum
+from functools import cache
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, get_args, get_type_hints
 
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, Severity
 from .jsontext import from_json, loads
-from .models import EVENT_MODELS, EventEnvelope, UnknownEvent
 from .rules import severity
 from .sse import Fields, SSEDecoder
 from .validators import (
@@ -27,6 +27,11 @@ from .validators import (
     validate_envelope,
     validate_event,
 )
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from .models import EventEnvelope
 
 _STEADY_KINDS = frozenset(
     kind for kind, place in life.PLACES.items()
@@ -44,6 +49,8 @@ _BUILT_BY = {fragments.event: kind for kind, fragments in life.FRAGMENTS.items()
 def _all_required(model: type[BaseModel]) -> bool:
     """Whether every field of a model and of its nested models is required: an optional field
     also takes an explicit null, which the schema refuses, so such models cannot be trusted."""
+    from pydantic import BaseModel
+
     for field in model.model_fields.values():
         nested = field.annotation
         if not field.is_required() or (
@@ -57,21 +64,85 @@ def _event_line(kind: str) -> bytes:
     return b"event: " + kind.encode()
 
 
-_STEADY_VALIDATORS = {
-    kind: EVENT_MODELS[kind].__pydantic_validator__.validate_json
-    for kind in sorted(_STEADY_KINDS)
-    if _all_required(EVENT_MODELS[kind])
-}
-"""The typed hot path parses and validates a steady event in one step, in pydantic's strict
-mode, for the types whose models accept only what their schemas accept (the differential tests
-hold them to that); what it refuses goes down the general path, which reports why. pydantic's
-parser takes NaN and Infinity, which JSON does not: data that may hold them takes the general
-path too."""
+class _Typed(NamedTuple):
+    """What typed decoding needs of the pydantic models, built when the first typed decoder is
+    made, so that a program that decodes only dicts never imports pydantic or builds a model."""
 
-_STEADY_VALIDATORS_BY_LINE = {
-    _event_line(kind): validate for kind, validate in _STEADY_VALIDATORS.items()
-}
-"""The same, by the ``event:`` line of a chunk (`Decoder._continuation`)."""
+    models: Mapping[str, type[EventEnvelope]]
+    """The model of each registered event type."""
+    unknown: type[EventEnvelope]
+    """The model of an event of an unregistered type."""
+    steady: Mapping[str, Callable[..., Any]]
+    """The typed hot path parses and validates a steady event in one step, in pydantic's strict
+    mode, for the types whose models accept only what their schemas accept (the differential
+    tests hold them to that); what it refuses goes down the general path, which reports why.
+    pydantic's parser takes NaN and Infinity, which JSON does not: data that may hold them takes
+    the general path too."""
+    steady_by_line: Mapping[bytes, Callable[..., Any]]
+    """The same, by the ``event:`` line of a chunk (`Decoder._continuation`)."""
+    trusted: Mapping[str, Callable[..., Any]]
+    """The general path builds an event of these types from its parsed object in pydantic's
+    strict mode, which then stands in for the validator: their models accept only what their
+    schemas accept, once an object with a null member is left to the validator (the
+    differential tests hold them to that). An object a model refuses is checked by the
+    validator, which reports why, or, valid after all, built in pydantic's lax mode."""
+
+
+@cache
+def _typed_tables() -> _Typed:
+    """The models and the typed hot path's validators, built once."""
+    from .models import EVENT_MODELS, UnknownEvent
+
+    steady = {
+        kind: EVENT_MODELS[kind].__pydantic_validator__.validate_json
+        for kind in sorted(_STEADY_KINDS)
+        if _all_required(EVENT_MODELS[kind])
+    }
+    by_line = {_event_line(kind): validate for kind, validate in steady.items()}
+    trusted = {
+        kind: model.__pydantic_validator__.validate_python
+        for kind, model in sorted(EVENT_MODELS.items())
+        if _plain(model) and (_all_required(model) or _flat(model))
+    }
+    return _Typed(EVENT_MODELS, UnknownEvent, steady, by_line, trusted)
+
+
+def _field_types(model: type[BaseModel]) -> Iterator[object]:
+    """The type of each field of a model, forward references resolved, and every type within
+    it (the members of a union, a list, an Annotated)."""
+    hints = get_type_hints(model, include_extras=True)
+
+    def within(annotation: object) -> Iterator[object]:
+        yield annotation
+        for argument in get_args(annotation):
+            yield from within(argument)
+
+    for name in model.model_fields:
+        yield from within(hints[name])
+
+
+def _plain(model: type[BaseModel]) -> bool:
+    """Whether pydantic's strict mode takes a parsed JSON object for the model as it is: it
+    wants enum members, not their values, so a model with an enum field anywhere is not."""
+    from pydantic import BaseModel
+
+    for kind in _field_types(model):
+        if isinstance(kind, type) and (
+            issubclass(kind, Enum) or (issubclass(kind, BaseModel) and not _plain(kind))
+        ):
+            return False
+    return True
+
+
+def _flat(model: type[BaseModel]) -> bool:
+    """Whether no field of the model holds another model: an explicit null, the one thing its
+    optional fields take that the schema refuses, can then only be a member of the object."""
+    from pydantic import BaseModel
+
+    return not any(
+        isinstance(kind, type) and issubclass(kind, BaseModel) for kind in _field_types(model)
+    )
+
 
 _Steady = tuple[str, bytes, Callable[[object], bool] | None]
 """What `Decoder._steady` knows of an open block whose events may take the hot path: their
@@ -79,10 +150,13 @@ type, their ``event:`` line, and the check of their schema when the decoder vali
 
 _NOT_STEADY: _Steady = ("", b"", None)
 
+_UNPARSED: Any = object()
+"""The data of an event that no path has parsed yet (JSON's null parses to None)."""
+
 _VERSION = life.ENVELOPE_VERSION
 _SEQ_MAX = life.SEQ_MAX
 
-Event = EventEnvelope | dict[str, Any]
+Event: TypeAlias = "EventEnvelope | dict[str, Any]"
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
 
 
@@ -118,6 +192,7 @@ class Decoder:
         if typed and not validate:
             raise ValueError("typed events are always validated: use typed=False")
         self.typed = typed
+        self._typed: _Typed | None = _typed_tables() if typed else None
         self._is_valid = is_valid_event if validate else is_valid_envelope
         self._errors = validate_event if validate else validate_envelope
         self.strict = strict
@@ -158,7 +233,8 @@ class Decoder:
             event = self._continuation(data)
             if event is not None:
                 return [event]
-        return self._events(self._sse.feed_fields(data))
+        fields = self._sse.feed_fields(data)
+        return self._events(fields) if fields else []
 
     def close(self) -> list[Event]:
         """End of body: report an unfinished stream and return any last events."""
@@ -200,7 +276,7 @@ class Decoder:
 
         Such an event changes nothing but the next seq, and servers flush every event, so this
         is the commonest chunk of all: it is checked on its bytes as `_events` checks it, and in
-        typed mode parsed and validated in one step (`_STEADY_VALIDATORS`), without building an
+        typed mode parsed and validated in one step (`_Typed.steady`), without building an
         SSE event first.
         """
         whole = self._sse.whole_event(chunk)
@@ -208,8 +284,8 @@ class Decoder:
             return None
         line, payload = whole
         event: Any
-        if self.typed:
-            validate = _STEADY_VALIDATORS_BY_LINE.get(line)
+        if self._typed is not None:
+            validate = self._typed.steady_by_line.get(line)
             if validate is None or b"NaN" in payload or b"Infinity" in payload:
                 return None
             try:
@@ -255,16 +331,17 @@ class Decoder:
         append = out.append
         steady = self._steady
         sse_found = self._sse.diagnostics
-        typed = self.typed
+        steady_validators = None if self._typed is None else self._typed.steady
         expected = self._expected_seq
         try:
             for sse_type, data, _, _, line in sse_events:
                 if sse_found:
                     self._expected_seq = expected
                     self._drain_sse(line)
+                parsed: object = _UNPARSED
                 if self._pending is None:
-                    if typed:
-                        validate = _STEADY_VALIDATORS.get(sse_type)
+                    if steady_validators is not None:
+                        validate = steady_validators.get(sse_type)
                         if validate is not None and "NaN" not in data and "Infinity" not in data:
                             try:
                                 model = validate(data, strict=True)
@@ -280,7 +357,7 @@ class Decoder:
                                 continue
                     else:
                         try:
-                            obj = from_json(data, allow_inf_nan=False)
+                            parsed = obj = from_json(data, allow_inf_nan=False)
                         except ValueError:
                             obj = None
                         index = obj.get("index") if type(obj) is dict else None
@@ -298,7 +375,7 @@ class Decoder:
                                 append(obj)
                                 continue
                 self._expected_seq = expected
-                event = self._general(sse_type, data, line)
+                event = self._general(sse_type, data, line, parsed)
                 expected = self._expected_seq
                 if event is not None:
                     append(event)
@@ -310,14 +387,17 @@ class Decoder:
             self._last_line = sse_events[-1][4]
         return out
 
-    def _general(self, sse_type: str, data: str, line: int) -> Event | None:
-        obj = self._parse(data, line)
+    def _general(
+        self, sse_type: str, data: str, line: int, parsed: object = _UNPARSED
+    ) -> Event | None:
+        """Every check of an event; `parsed` is its data as the hot path parsed it, if it did."""
+        obj = self._parse(data, line, parsed)
         return None if obj is None else self._event(obj, sse_type, line)
 
-    def _parse(self, data: str, line: int) -> dict[str, Any] | None:
+    def _parse(self, data: str, line: int, parsed: object = _UNPARSED) -> dict[str, Any] | None:
         """The event's JSON object, joining an envelope split across two events (LS-SSE-3)."""
         try:
-            obj = loads(data)
+            obj = loads(data) if parsed is _UNPARSED else parsed
         except ValueError:
             pending = self._pending
             if pending is not None:
@@ -361,7 +441,13 @@ class Decoder:
         if type(kind) is str and kind != sse_type:
             self._report("LS-ENV-4", line,
                          f"the event: field is {sse_type!r} but the JSON type is {kind!r}")
-        valid = self._is_valid(obj)
+        model = None
+        if self._typed is not None and type(kind) is str:
+            build = self._typed.trusted.get(kind)
+            if build is not None and None not in obj.values():
+                with suppress(ValueError):
+                    model = build(obj, strict=True)
+        valid = model is not None or self._is_valid(obj)
         if not valid:
             for error in self._errors(obj):
                 self._report(error.rule, line, error.message)
@@ -375,10 +461,13 @@ class Decoder:
                 self._sequence(obj, "", line)
         if not valid:
             return None
-        if not self.typed:
+        if self._typed is None:
             return obj
-        model = EVENT_MODELS.get(kind, UnknownEvent) if type(kind) is str else UnknownEvent
-        return model.model_validate(obj)
+        if model is None:
+            models, unknown = self._typed.models, self._typed.unknown
+            kind_model = models.get(kind, unknown) if type(kind) is str else unknown
+            model = kind_model.model_validate(obj)
+        return model
 
     def _sequence(self, obj: dict[str, Any], kind: str, line: int) -> None:
         seq = obj.get("seq")

@@ -97,9 +97,11 @@ class SSEDecoder:
         self._overlong_comment = False
         # Any of the four states above sends a chunk the slow way, through _feed_split.
         self._irregular = True
-        # The unterminated last line, as the pieces it arrived in, joined once when it ends.
+        # The unterminated last line, as the pieces it arrived in, joined once when it ends; or,
+        # when _deferred, every byte since the last that was taken apart, in which no event ends.
         self._tail: list[bytes] = []
         self._tail_len = 0
+        self._deferred = False
         self._lines = 0  # lines completed so far
         # WHATWG's buffers, and what our limits and diagnostics need to know about them.
         self._type = ""
@@ -113,6 +115,8 @@ class SSEDecoder:
         # with too much data (the lines of an event begun in an earlier chunk, the only one that
         # could, always go through _field, which counts), so the lines need no checking.
         self._fast_max = min(max_line_bytes, max_event_bytes + 1)
+        # How much feed_fields holds back, at most, while no event ends (_deferred).
+        self._hold_max = min(_SLICE, self._fast_max)
 
     def feed(self, data: bytes) -> list[SSEEvent]:
         """Take the next chunk of the body (any bytes-like object); return the events it
@@ -124,18 +128,70 @@ class SSEDecoder:
         events apart at once, which is cheaper than building objects it does not keep."""
         if type(data) is not bytes:
             data = bytes(data)
-        if self._irregular or self._tail or data[-1:] != b"\n" or len(data) > self._fast_max:
+        tail = self._tail
+        if self._irregular:
             return self._feed_split(data)
-        try:
-            text = data.decode()
-        except UnicodeDecodeError:
-            return self._checked(data)
-        return self._text(text, "\r" in text)
+        if not tail and data[-1:] == b"\n" and len(data) <= self._fast_max:
+            # Complete lines, as a server that flushes every event sends them.
+            try:
+                text = data.decode()
+            except UnicodeDecodeError:
+                return self._checked(data)
+            return self._text(text, "\r" in text)
+        if b"\r" not in data and (self._deferred or not tail):
+            # LF line ends, in a regular state: take apart the bytes up to the last blank line,
+            # and hold what follows it, in which no event ends, until a chunk ends one. Each
+            # event is then taken apart whole, however the body is cut; a chunk that ends none
+            # costs an append.
+            last = data.rfind(b"\n\n")
+            if last >= 0:
+                cut = last + 2
+            elif data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n"):
+                cut = 1  # a blank line, after the line end that came last
+            else:
+                cut = 0
+            held = self._tail_len
+            if cut == 0 and held + len(data) <= self._hold_max:
+                if data:
+                    tail.append(data)
+                    self._tail_len = held + len(data)
+                    self._deferred = True
+                return []
+            rest = len(data) - cut
+            if cut and held + cut <= self._fast_max and rest <= self._hold_max:
+                if rest:
+                    region = data[:cut]
+                    data = data[cut:]
+                else:
+                    region, data = data, b""
+                if tail:
+                    tail.append(region)
+                    region = b"".join(tail)
+                self._tail = [data] if data else []
+                self._tail_len = rest
+                self._deferred = bool(data)
+                try:
+                    return self._text(region.decode(), False)
+                except UnicodeDecodeError:
+                    return self._checked(region)
+        if self._deferred:
+            tail.append(data)
+            data = b"".join(tail)
+            self._tail = []
+            self._tail_len = 0
+            self._deferred = False
+        return self._feed_split(data)
 
     def close(self) -> list[SSEEvent]:
         """End the body. An event still open is discarded (WHATWG), so this returns no events."""
         if self._closed:
             return []
+        if self._deferred:  # no event ends in what was held: its lines are read, none dispatched
+            data = b"".join(self._tail)
+            self._tail = []
+            self._tail_len = 0
+            self._deferred = False
+            self._feed_split(data)
         self._closed = self._irregular = True
         if self._head:
             self._tail = [self._head]
@@ -214,7 +270,7 @@ class SSEDecoder:
             return [
                 event
                 for i in range(0, len(data), _SLICE)
-                for event in self.feed_fields(data[i : i + _SLICE])
+                for event in self._feed_split(data[i : i + _SLICE])
             ]
         end = data.rfind(b"\n")
         cr = data.rfind(b"\r", end + 1)  # a CR before the last LF cannot end the last line

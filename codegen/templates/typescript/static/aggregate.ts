@@ -23,9 +23,12 @@ export interface Usage {
     readonly output_tokens: number | null;
     readonly cached_input_tokens: number | null;
     readonly reasoning_tokens: number | null;
+    readonly cache_creation_input_tokens: number | null;
 }
 
-const USAGE_FIELDS = ["input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens"] as const;
+const USAGE_FIELDS = [
+    "input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens", "cache_creation_input_tokens",
+] as const;
 
 function get(event: unknown, name: string): unknown {
     return isObject(event) ? member(event, name) ?? null : null;
@@ -92,8 +95,8 @@ export class Aggregate {
                 return typeof value === "number" ? value : null;
             });
             this.usage = {
-                input_tokens: counts[0], output_tokens: counts[1],
-                cached_input_tokens: counts[2], reasoning_tokens: counts[3],
+                input_tokens: counts[0], output_tokens: counts[1], cached_input_tokens: counts[2],
+                reasoning_tokens: counts[3], cache_creation_input_tokens: counts[4],
             };
         } else if (kind === "stream.start") {
             this.model = get(event, "model");
