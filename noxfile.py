@@ -23,13 +23,17 @@ import nox
 
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_existing_virtualenvs = True
-nox.options.sessions = ["spec", "verify", "roundtrip", "tests", "lint", "docs", "docs_browser"]
+nox.options.sessions = [
+    "spec", "verify", "roundtrip", "tests", "lint", "docs", "docs_browser", "typescript",
+]
 
 PYTHON = "3.11"
 ROOT = Path(__file__).resolve().parent
 SHARED_EXTRAS = ("dev", "browser")
 SITE_BUILD = ROOT / "site-build"
 ROUNDTRIP_TESTS = "tests/test_roundtrip.py"
+TYPESCRIPT_PROJECT = ROOT / "tests" / "typescript"
+"""The TypeScript tools, tests and benchmark, with the packages its lockfile pins."""
 
 
 class SharedEnvironment:
@@ -150,10 +154,36 @@ def docs_browser(session: nox.Session) -> None:
                env={"LLM_STREAM_BROWSER": "1", "LLM_STREAM_SITE_DIR": str(SITE_BUILD)})
 
 
+def typescript_packages(session: nox.Session) -> None:
+    """The TypeScript project's packages, exactly as its lockfile pins them."""
+    session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(TYPESCRIPT_PROJECT),
+                external=True)
+
+
+@verifying
+def typescript(session: nox.Session) -> None:
+    """The TypeScript bindings (Node 20 or later): installed with npm ci, the package type-checked
+    on its own (tsc --noEmit) and built with its tests, Node's test runner on those; then the
+    two-language tests against the Python bindings (every example and mutated ones, the
+    validators, a registration, the guide's code, a stream fetched in headless Chromium)."""
+    typescript_packages(session)
+    build = TYPESCRIPT_PROJECT / "build"
+    shutil.rmtree(build, ignore_errors=True)
+    tsc = str(TYPESCRIPT_PROJECT / "node_modules" / "typescript" / "bin" / "tsc")
+    session.run("node", tsc, "--noEmit", "-p", "generated/typescript", external=True)
+    session.run("node", tsc, "-p", str(TYPESCRIPT_PROJECT), external=True)
+    session.run("node", "--test", *sorted(map(str, build.rglob("*.test.js"))), external=True)
+    shared.run(session, "pytest", "-q", "tests/typescript",
+               "tests/test_registry_add.py::test_the_typescript_bindings_have_it",
+               *session.posargs, env={"LLM_STREAM_TYPESCRIPT": "1"})
+
+
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
-    """Throughput against the peers, as ratios measured in one run."""
+    """Throughput against the peers, as ratios measured in one run; the TypeScript decoder's
+    table needs Node 20 or later."""
     install(session, "bench")
+    typescript_packages(session)
     session.run("python", "bench/run.py", *session.posargs)
 
 

@@ -4,8 +4,9 @@ The decoder is measured on every workload of `workloads.matrix` (text deltas in 
 and one-event chunks, LF and CRLF; tool calls whole and as fragments; reasoning; many short
 streams), typed and on the fast path, against the `openai` SDK's SSE decoder and httpx-sse's,
 each followed by json.loads, and the floor of the work, bytes.split plus orjson.loads; the table
-gives the ratios the targets are set on. Start-up is timed in fresh interpreters, and peak memory
-is read from a child process decoding 1 GB.
+gives the ratios the targets are set on; the same bytes go through the TypeScript decoder in
+Node, against eventsource-parser and JSON.parse. Start-up is timed in fresh interpreters, and peak
+memory is read from a child process decoding 1 GB.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from llm_stream import Decoder
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_sse import rates
 from bench_translate import translate_table
+from bench_typescript import typescript_table
 from bench_validators import compare_validators
 from check_command import check_report
 from workloads import deltas, matrix
@@ -218,6 +220,8 @@ def main() -> None:
         validators_table()
     if "decoder" not in args.skip:
         decoder_table(args.scale, args.rounds, args.only)
+    if "typescript" not in args.skip:
+        typescript_table(matrix(args.scale), args.rounds, args.only)
     if "translate" not in args.skip:
         translate_table()
     if "memory" not in args.skip:

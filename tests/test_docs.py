@@ -89,6 +89,7 @@ def test_build_is_strict_and_complete(built: Path) -> None:
                  "mappings/index.html", "changelog/index.html", "api/index.html",
                  "guides/client/index.html", "guides/server/index.html",
                  "guides/check/index.html", "guides/register/index.html",
+                 "guides/typescript/index.html",
                  "guides/translate-request/index.html",
                  "guides/request-registration/index.html", "spec/rules/index.html",
                  "registries/stop-reasons/index.html", "registries/error-codes/index.html"):

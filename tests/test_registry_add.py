@@ -8,6 +8,7 @@ failed or interrupted regeneration puts every file back.
 
 from __future__ import annotations
 
+import base64
 import difflib
 import hashlib
 import io
@@ -233,6 +234,36 @@ def test_the_fresh_decoder_accepts_a_stream_that_uses_it(
     assert found["bad_field"][1] == ["LS-ENV-3"]  # the schema's rule: the root default
     assert found["in_text_block"][1] == ["LS-LIFE-4"]
 
+
+def test_the_typescript_bindings_have_it(registered: Registered) -> None:
+    """The TypeScript bindings gain it too; where Node runs (LLM_STREAM_TYPESCRIPT=1, as in
+    `nox -s typescript`), their decoder judges the streams above as the Python one does."""
+    root, _, _, _ = registered
+    source = root / "generated/typescript/src"
+    assert "export interface AudioDeltaEvent extends EventEnvelope {" in (
+        source / "types.ts").read_text()
+    assert "export function validateAudioDelta(" in (source / "validators.ts").read_text()
+    lifecycle = (source / "lifecycle.ts").read_text()
+    assert f'["{NAME}", "block"],' in lifecycle and f'["{NAME}", "audio"],' in lifecycle
+    assert f'AUDIO_DELTA: "{NAME}",' in (source / "registry.ts").read_text()
+    if os.environ.get("LLM_STREAM_TYPESCRIPT") != "1":
+        return
+    from node_package import run_driver
+
+    bodies = [
+        STREAM,
+        STREAM.replace(b'"delta":{"data":"AAAA"}', b'"delta":{"bytes":"AAAA"}'),
+        STREAM.replace(b'event: audio.delta\ndata: {"v":"1.0","seq":1,"type":"audio.delta"',
+                       b'event: content.delta\ndata: {"v":"1.0","seq":1,"type":"content.delta"'
+                       b',"role":"assistant"').replace(b'"transcript":"Hello"', b'"text":"Hi"'),
+    ]
+    job = {"decode": [{"name": str(i), "body": base64.b64encode(body).decode(), "options": {},
+                       "chunkings": [[0], [7]]} for i, body in enumerate(bodies)]}
+    good, bad_field, in_text_block = run_driver(job, source)["decode"]
+    assert all(run == {**good[0], "diagnostics": []} for run in good)
+    assert [json.loads(e)["type"] for e in good[0]["events"]].count(NAME) == 2
+    assert [rule for rule, _, _ in bad_field[0]["diagnostics"]] == ["LS-ENV-3"]
+    assert [rule for rule, _, _ in in_text_block[0]["diagnostics"]] == ["LS-LIFE-4"]
 
 def test_the_docs_and_registry_downloads_have_it(
     registered: Registered,

@@ -15,7 +15,9 @@ from pathlib import Path
 from .render import Artifact
 
 GENERATED = "generated"
-_IGNORED_PARTS = frozenset({"__pycache__"})
+_IGNORED_PARTS = frozenset({"__pycache__", "node_modules", "dist"})
+"""What building the bindings leaves beside them: Python's caches, and the TypeScript package's
+dependencies and build when it is built in place (`npm pack`)."""
 
 
 def existing_files(root: Path) -> set[str]:
@@ -23,7 +25,7 @@ def existing_files(root: Path) -> set[str]:
     return {
         p.relative_to(root).as_posix()
         for p in folder.rglob("*")
-        if p.is_file() and not _IGNORED_PARTS.intersection(p.parts)
+        if p.is_file() and not _IGNORED_PARTS.intersection(p.relative_to(folder).parts)
     }
 
 

@@ -146,10 +146,11 @@ def renderers() -> tuple[Renderer, ...]:
     from .render_models import render_models
     from .render_registry import render_registry
     from .render_rules import render_rules
+    from .render_typescript import render_typescript
     from .render_validators import render_validators
 
     return (static_python, rendered_python, render_models, render_validators, render_docs,
-            render_registry, render_rules)
+            render_registry, render_rules, render_typescript)
 
 
 def render_all(spec: Spec) -> list[Artifact]:

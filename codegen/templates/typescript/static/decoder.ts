@@ -1,0 +1,627 @@
+/**
+ * The sans-IO LLM-Stream decoder: bytes in, events and diagnostics out (draft section 5.1).
+ *
+ * The layers of the Python bindings, each its own module: SSE framing (`sse`), the JSON envelope
+ * checked by the generated validators (`validators`), and the lifecycle state machine whose
+ * tables come from the registry (`lifecycle`). The verdict is the Python decoder's, rule for
+ * rule and line for line: the two are held to each other on every example of the spec and on
+ * mutated ones. `feed()` takes whatever bytes arrived and returns the events they completed;
+ * `stream()` does the same for a `ReadableStream`, such as the body of a `fetch` response.
+ */
+
+import { type Diagnostic, LLMStreamError, type SchemaError } from "./diagnostics.js";
+import { floatMembers, isObject, jsonEqual, loads, member } from "./jsontext.js";
+import * as life from "./lifecycle.js";
+import { severity } from "./rules.js";
+import { Sha256 } from "./sha256.js";
+import { SSEDecoder, type SSEEvent } from "./sse.js";
+import type { DecodedEvent } from "./types.js";
+import { EVENT_CHECKS, isValidEnvelope, isValidEvent, validateEnvelope, validateEvent } from "./validators.js";
+
+export interface DecoderOptions {
+    /** Throw `LLMStreamError` on the first error instead of only recording it. */
+    readonly strict?: boolean;
+    /** The tool names the request declared; given, every tool.call is checked against them
+     * (draft section 8.2). */
+    readonly tools?: Iterable<string> | null;
+    /** The request's `metadata`; given, the events that should echo its members (stream.start
+     * and stream.end echo request_id) are checked (LS-META-2). */
+    readonly requestMetadata?: Readonly<Record<string, unknown>> | null;
+    /** `false` checks events one by one (framing, envelope, schema) without order, for
+     * excerpts of a stream. */
+    readonly lifecycle?: boolean;
+    /** `false` checks each event against the envelope and the lifecycle only, not against the
+     * schema of its type. */
+    readonly validate?: boolean;
+    readonly maxLineBytes?: number;
+    readonly maxEventBytes?: number;
+}
+
+type Json = Record<string, unknown>;
+
+/** What the decoder knows of an open block whose events change no state but seq: their type,
+ * and the check of their schema when the decoder validates. */
+interface Steady {
+    readonly kind: string;
+    readonly check: ((instance: unknown) => boolean) | null;
+}
+
+/** Block event types whose repetition in an open block changes no state but seq. */
+const STEADY_KINDS: ReadonlySet<string> = new Set(
+    [...life.PLACES].filter(([kind, place]) => place === "block" && life.BLOCK_KINDS.has(kind)
+        && !life.PER_BLOCK.has(kind) && !life.CLOSES_WITH.has(kind) && !life.FIELD_CHECKS.has(kind)
+        && !life.EXPECTED.has(kind) && !life.COMPLETES_BLOCK.has(kind) && !life.FRAGMENTS.has(kind))
+        .map(([kind]) => kind),
+);
+
+/** The event types that fragments build, and the type of those fragments. */
+const BUILT_BY: ReadonlyMap<string, string> = new Map(
+    [...life.FRAGMENTS].map(([kind, fragments]) => [fragments.event, kind]),
+);
+
+const NOT_PARSED = Symbol("not parsed");
+
+function jsonKind(value: unknown): string {
+    if (Array.isArray(value)) {
+        return "an array";
+    }
+    return value === null ? "null" : typeof value === "string" ? "a string"
+        : typeof value === "boolean" ? "a boolean" : "a number";
+}
+
+/** A value as a message quotes it. */
+function quoted(value: unknown): string {
+    return value === undefined ? "None" : JSON.stringify(value);
+}
+
+const encoder = new TextEncoder();
+
+/** The fragments of one block so far, as a hash of their text joined: the memory a block takes
+ * stays the same however long its fragments run. */
+class Joining {
+    private hash: Sha256 | null = new Sha256();
+
+    constructor(
+        readonly kind: string,
+        readonly of: life.Fragments,
+        readonly carried: ReadonlyMap<string, unknown>,
+    ) {}
+
+    add(fragment: unknown): void {
+        if (typeof fragment !== "string") {
+            this.hash = null; // its schema error is reported: the join is unknowable
+        } else {
+            this.hash?.update(encoder.encode(fragment));
+        }
+    }
+
+    /** Whether the fragments joined are `whole`; true when that cannot be known. */
+    addsUpTo(whole: unknown): boolean {
+        if (this.hash === null || typeof whole !== "string") {
+            return true;
+        }
+        return this.hash.hexDigest() === new Sha256().update(encoder.encode(whole)).hexDigest();
+    }
+}
+
+/**
+ * Decode one LLM-Stream response body incrementally. Every problem becomes a `Diagnostic` in
+ * `diagnostics`, carrying the rule it breaks and the line it is on; events that fail their
+ * schema are reported and not returned.
+ */
+export class Decoder {
+    readonly diagnostics: Diagnostic[] = [];
+    readonly strict: boolean;
+    readonly tools: ReadonlySet<string> | null;
+    readonly requestMetadata: Readonly<Record<string, unknown>> | null;
+    readonly lifecycle: boolean;
+    private readonly isValid: (instance: unknown) => boolean;
+    private readonly errors: (instance: unknown) => SchemaError[];
+    private readonly validates: boolean;
+    private readonly sse: SSEDecoder;
+    private state = life.STREAM_INITIAL;
+    private first = true;
+    private expectedSeq = 0;
+    /** Where an end-of-body finding goes when no event came: line 1. */
+    private lastLine = 1;
+    /** The data and line of an event that is not JSON, which the next may complete. */
+    private pending: { readonly data: string; readonly line: number } | null = null;
+    /** The top-level members of the event at hand written as fractions (`2.0`). */
+    private floats: ReadonlySet<string> = new Set();
+    private readonly blocks = new Map<number, string>();
+    private readonly blockKinds = new Map<number, string>();
+    private readonly blockCounts = new Map<string, number>();
+    private readonly counts = new Map<string, number>();
+    private readonly seen = new Map<string, Set<unknown>>();
+    private readonly lastValue = new Map<string, number>();
+    private readonly closesWith = new Map<number, readonly [string, string]>();
+    /** Block index: the event that completed it. */
+    private readonly completed = new Map<number, string>();
+    /** Block index: its fragments so far. */
+    private readonly joining = new Map<number, Joining>();
+    /** Blocks that hold an event built by fragments. */
+    private readonly built = new Set<number>();
+    private readonly steady = new Map<number, Steady>();
+    private failed = false;
+    private closed = false;
+
+    constructor(options: DecoderOptions = {}) {
+        this.strict = options.strict ?? false;
+        this.tools = options.tools == null ? null : new Set(options.tools);
+        this.requestMetadata = options.requestMetadata ?? null;
+        this.lifecycle = options.lifecycle ?? true;
+        this.validates = options.validate ?? true;
+        this.isValid = this.validates ? isValidEvent : isValidEnvelope;
+        this.errors = this.validates ? validateEvent : validateEnvelope;
+        this.sse = new SSEDecoder({ maxLineBytes: options.maxLineBytes, maxEventBytes: options.maxEventBytes });
+    }
+
+    /** Decode the bytes that arrived; returns the events they completed, in order. */
+    feed(chunk: Uint8Array): DecodedEvent[] {
+        if (this.closed) {
+            throw new Error("feed() after close()");
+        }
+        return this.events(this.sse.feed(chunk));
+    }
+
+    /** End of body: report an unfinished stream and return any last events. */
+    close(): DecodedEvent[] {
+        if (this.closed) {
+            return [];
+        }
+        this.closed = true;
+        this.sse.close(); // an event still open is discarded, so none comes out
+        this.drainSSE(null);
+        this.flushPending();
+        const rule = this.lifecycle ? life.STREAM_UNFINISHED.get(this.state) : undefined;
+        if (rule !== undefined) {
+            this.report(rule, this.lastLine, "the body ended without stream.end");
+        }
+        return [];
+    }
+
+    /**
+     * The events of a whole body, as they arrive: the body of a `fetch` response, or any
+     * `ReadableStream` of bytes. The decoder is closed at the end of the body; when the caller
+     * stops early, the stream is cancelled.
+     */
+    async *stream(body: ReadableStream<Uint8Array>): AsyncGenerator<DecodedEvent, void, undefined> {
+        const reader = body.getReader();
+        let finished = false;
+        try {
+            for (;;) {
+                const { done, value } = await reader.read();
+                if (done) {
+                    break;
+                }
+                yield* this.feed(value);
+            }
+            finished = true;
+        } finally {
+            if (!finished) {
+                await reader.cancel();
+            }
+            reader.releaseLock();
+        }
+        yield* this.close();
+    }
+
+    /** No error so far (warnings do not count). */
+    get conforming(): boolean {
+        return !this.diagnostics.some((d) => d.severity === "error");
+    }
+
+    // -- layers ---------------------------------------------------------------------------------
+
+    /**
+     * Report the SSE layer's findings on lines up to `through` (all when null), just before the
+     * first event starting after them, so that they take the same place among the other
+     * diagnostics however the body is cut into chunks.
+     */
+    private drainSSE(through: number | null): void {
+        const found = this.sse.diagnostics;
+        let taken = found.length;
+        if (through !== null) {
+            taken = 0;
+            while (taken < found.length && found[taken].line <= through) {
+                taken += 1;
+            }
+        }
+        for (const diagnostic of found.splice(0, taken)) {
+            this.add(diagnostic);
+        }
+    }
+
+    /**
+     * The hot loop. A valid event that continues an open block in the expected order changes
+     * nothing but the next seq, so it skips the general path: `steady` maps the index of each
+     * such block to what its events are. Its envelope is checked inline: v is the version, and
+     * seq is the next seq, which makes it an integer in range so long as that is above 1 and at
+     * most the largest.
+     */
+    private events(sseEvents: readonly SSEEvent[]): DecodedEvent[] {
+        const out: DecodedEvent[] = [];
+        const sseFound = this.sse.diagnostics;
+        const steadyBlocks = this.steady;
+        try {
+            for (let i = 0; i < sseEvents.length; i++) {
+                const { type, data, line } = sseEvents[i];
+                if (sseFound.length > 0) {
+                    this.drainSSE(line);
+                }
+                let parsed: unknown = NOT_PARSED;
+                if (this.pending === null) {
+                    try {
+                        parsed = loads(data);
+                    } catch {
+                        // the general path says why
+                    }
+                    const event = parsed as Json;
+                    const steady = steadyBlocks.size > 0 && typeof parsed === "object" && parsed !== null
+                        ? steadyBlocks.get(event.index as number) : undefined;
+                    if (steady !== undefined) {
+                        const expected = this.expectedSeq;
+                        if (steady.kind === type && event.type === type && event.seq === expected
+                            && event.v === life.ENVELOPE_VERSION && expected > 1 && expected <= life.SEQ_MAX
+                            && (steady.check === null || steady.check(event))) {
+                            this.expectedSeq = expected + 1;
+                            out.push(event as DecodedEvent);
+                            continue;
+                        }
+                    }
+                }
+                const event = this.general(type, data, line, parsed);
+                if (event !== null) {
+                    out.push(event);
+                }
+            }
+        } catch (error) {
+            if (error instanceof LLMStreamError) {
+                error.events = out;
+            }
+            throw error;
+        }
+        if (sseEvents.length > 0) {
+            this.lastLine = sseEvents[sseEvents.length - 1].line;
+        }
+        return out;
+    }
+
+    private general(sseType: string, data: string, line: number, parsed: unknown): DecodedEvent | null {
+        const read = this.parse(data, line, parsed);
+        if (read === null) {
+            return null;
+        }
+        this.floats = floatMembers(read.text);
+        return this.event(read.obj, sseType, line);
+    }
+
+    /** The event's JSON object and the text it was read from, joining an envelope split across
+     * two events (LS-SSE-3). */
+    private parse(data: string, line: number, parsed: unknown): { obj: Json; text: string } | null {
+        let obj = parsed;
+        if (obj === NOT_PARSED) {
+            try {
+                obj = loads(data);
+            } catch {
+                const pending = this.pending;
+                if (pending === null) {
+                    this.pending = { data, line };
+                    return null;
+                }
+                this.pending = null;
+                const text = `${pending.data}\n${data}`;
+                let joined: unknown;
+                try {
+                    joined = loads(text);
+                } catch {
+                    this.notJson(pending.data, pending.line);
+                    this.pending = { data, line };
+                    return null;
+                }
+                if (isObject(joined)) {
+                    this.report("LS-SSE-3", pending.line, "one JSON envelope is split across "
+                        + `the events at lines ${pending.line} and ${line}`);
+                    return { obj: joined, text };
+                }
+                this.notJson(pending.data, pending.line);
+                this.notJson(data, line);
+                return null;
+            }
+        }
+        this.flushPending();
+        if (!isObject(obj)) {
+            this.expectedSeq += 1;
+            this.report("LS-SSE-2", line, `data must be one JSON object, got ${jsonKind(obj)}`);
+            return null;
+        }
+        return { obj, text: data };
+    }
+
+    private flushPending(): void {
+        if (this.pending !== null) {
+            this.notJson(this.pending.data, this.pending.line);
+            this.pending = null;
+        }
+    }
+
+    private notJson(data: string, line: number): void {
+        this.expectedSeq += 1;
+        const preview = data.length <= 60 ? data : `${data.slice(0, 57)}...`;
+        this.report("LS-SSE-2", line, `data is not one complete JSON object: ${JSON.stringify(preview)}`);
+    }
+
+    /** Whether a top-level member is an integer as the lifecycle counts one: a number written
+     * without a fraction or an exponent. */
+    private isInt(value: unknown, name: string): value is number {
+        return Number.isInteger(value) && !this.floats.has(name);
+    }
+
+    private event(obj: Json, sseType: string, line: number): DecodedEvent | null {
+        const kind = obj.type;
+        const registered = typeof kind === "string" && life.PLACES.has(kind);
+        if (typeof kind === "string" && kind !== sseType) {
+            this.report("LS-ENV-4", line, `the event: field is ${JSON.stringify(sseType)} but the JSON type is ${JSON.stringify(kind)}`);
+        }
+        const valid = this.isValid(obj);
+        if (!valid) {
+            for (const error of this.errors(obj)) {
+                this.report(error.rule, line, error.message);
+            }
+        }
+        if (typeof kind === "string" && !registered) {
+            this.report("LS-TYPE-1", line, `${JSON.stringify(kind)} is not a registered event type`);
+        }
+        if (this.lifecycle) {
+            if (typeof kind === "string") {
+                this.sequence(obj, kind, line);
+                this.lifecycleOf(obj, kind, line);
+            } else {
+                this.sequence(obj, "", line);
+            }
+        }
+        return valid ? (obj as DecodedEvent) : null;
+    }
+
+    private sequence(obj: Json, kind: string, line: number): void {
+        const seq = obj.seq;
+        if (!this.isInt(seq, "seq")) {
+            this.expectedSeq += 1;
+            return;
+        }
+        if (this.first && life.PLACES.get(kind) === "first") {
+            if (seq !== 0) {
+                this.report("LS-SEQ-1", line, `stream.start must have seq 0, got ${seq}`);
+            }
+        } else if (seq !== this.expectedSeq) {
+            this.report("LS-SEQ-2", line, `seq is ${seq}, expected ${this.expectedSeq}`);
+        }
+        this.first = false;
+        this.expectedSeq = seq + 1;
+    }
+
+    private lifecycleOf(obj: Json, kind: string, line: number): void {
+        const place = life.PLACES.get(kind) ?? life.UNREGISTERED_PLACE;
+        const state = this.state;
+        const target = life.STREAM_TRANSITIONS.get(state)?.get(place);
+        if (target === undefined) {
+            const rule = life.STREAM_VIOLATIONS.get(state)?.get(place) as string;
+            const why = (life.STREAM_STATES.get(state) ?? "").replace(/\.$/, "").toLowerCase();
+            this.report(rule, line, `${kind} is not allowed in state ${state} (${why})`);
+            return;
+        }
+        if (target !== state) {
+            this.state = target;
+            this.steady.clear();
+        }
+        if (target === life.FAILED_STATE) {
+            this.failed = true;
+        }
+        this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+        if (place === "block" || place === "block-end") {
+            this.block(obj, kind, place, line);
+        }
+        for (const [check, field, rule] of life.FIELD_CHECKS.get(kind) ?? []) {
+            this.fieldCheck(check, kind, field, member(obj, field), rule, line);
+        }
+        if (target === life.STREAM_FINAL) {
+            this.atEnd(line);
+        }
+    }
+
+    private block(obj: Json, kind: string, place: string, line: number): void {
+        const index = obj.index;
+        if (!this.isInt(index, "index")) {
+            return;
+        }
+        const state = this.blocks.get(index) ?? life.BLOCK_INITIAL;
+        const target = life.BLOCK_TRANSITIONS.get(state)?.get(place);
+        if (target === undefined) {
+            const rule = life.BLOCK_VIOLATIONS.get(state)?.get(place) as string;
+            const what = place === "block" ? "content" : "a second content.stop";
+            this.report(rule, line, `${what} for block ${index} after its content.stop`);
+            return;
+        }
+        this.blocks.set(index, target);
+        if (target !== state) {
+            this.steady.delete(index);
+        }
+        if (place === "block") {
+            const blockKind = life.BLOCK_KINDS.get(kind);
+            let established: string | undefined;
+            if (blockKind !== undefined) {
+                established = this.blockKinds.get(index);
+                if (established === undefined) {
+                    established = blockKind;
+                    this.blockKinds.set(index, blockKind);
+                }
+                if (established !== blockKind) {
+                    this.report(life.BLOCK_KIND_RULE, line, `${kind} in block ${index}, which holds ${established} content`);
+                } else {
+                    this.inOrder(obj, kind, index, line);
+                }
+            }
+            const key = `${index} ${kind}`;
+            const count = (this.blockCounts.get(key) ?? 0) + 1;
+            this.blockCounts.set(key, count);
+            const limit = life.PER_BLOCK.get(kind);
+            if (limit !== undefined && count > limit) {
+                this.report(life.BLOCK_KIND_RULE, line, `block ${index} holds ${count} ${kind} events, at most ${limit}`);
+            }
+            const wanted = life.CLOSES_WITH.get(kind);
+            if (wanted !== undefined) {
+                this.closesWith.set(index, [kind, wanted]);
+            } else if (STEADY_KINDS.has(kind) && established === blockKind && !this.completed.has(index)
+                && life.STREAM_TRANSITIONS.get(this.state)?.get("block") === this.state) {
+                this.steady.set(index, { kind, check: this.validates ? EVENT_CHECKS.get(kind) ?? null : null });
+            }
+        } else {
+            const reason = member(obj, "stop_reason");
+            const [holder, wanted] = this.closesWith.get(index) ?? ["", reason];
+            if (!jsonEqual(reason ?? null, wanted ?? null)) {
+                this.report(life.CLOSES_WITH_RULE, line, `block ${index} holds a ${holder}, so it closes `
+                    + `with stop_reason ${quoted(wanted)}, not ${quoted(reason)}`);
+            }
+            const joining = this.joining.get(index);
+            if (joining !== undefined) {
+                this.joining.delete(index);
+                const unless = joining.of.unlessStopReason;
+                if (!jsonEqual(reason ?? null, unless)) {
+                    const cut = unless !== null ? ` (only one cut off with stop_reason ${quoted(unless)} may)` : "";
+                    this.report(joining.of.rule, line, `block ${index} holds ${joining.kind} fragments `
+                        + `but no ${joining.of.event}${cut}`);
+                }
+            }
+        }
+    }
+
+    /** The order within a block: nothing after the event that completes it, and fragments that
+     * add up to the event they build (`COMPLETES_BLOCK`, `FRAGMENTS`). */
+    private inOrder(obj: Json, kind: string, index: number, line: number): void {
+        const completed = this.completed.get(index);
+        if (completed !== undefined && kind !== completed) {
+            this.report(life.COMPLETES_BLOCK.get(completed) as string, line, `${kind} in block ${index} after its ${completed}`);
+        } else if (life.COMPLETES_BLOCK.has(kind)) {
+            this.completed.set(index, kind);
+            this.steady.delete(index);
+        }
+        const fragments = life.FRAGMENTS.get(kind);
+        if (fragments !== undefined) {
+            this.fragment(obj, kind, fragments, index, line);
+        } else if (BUILT_BY.has(kind)) {
+            this.build(obj, kind, index, line);
+        }
+    }
+
+    private fragment(obj: Json, kind: string, fragments: life.Fragments, index: number, line: number): void {
+        if (this.built.has(index)) {
+            this.report(fragments.rule, line, `${kind} in block ${index} after its ${fragments.event}`);
+            return;
+        }
+        let joining = this.joining.get(index);
+        if (joining === undefined) {
+            const missing = fragments.carries.filter((name) => member(obj, name) == null);
+            if (missing.length > 0) {
+                this.report(fragments.rule, line, `the first ${kind} of block ${index} carries no ${missing.join(" and no ")}`);
+            }
+            const carried = new Map(fragments.carries.map((name) => [name, member(obj, name)]));
+            joining = new Joining(kind, fragments, carried);
+            this.joining.set(index, joining);
+        }
+        joining.add(member(obj, fragments.field));
+    }
+
+    /** The event that the fragments of its block, if any, add up to. */
+    private build(obj: Json, kind: string, index: number, line: number): void {
+        this.built.add(index);
+        const joining = this.joining.get(index);
+        if (joining === undefined) {
+            return;
+        }
+        this.joining.delete(index);
+        const { field, rule } = joining.of;
+        if (!joining.addsUpTo(member(obj, field))) {
+            this.report(rule, line, `${kind} ${field} is not its ${joining.kind} fragments joined in order`);
+        }
+        for (const [name, carried] of joining.carried) {
+            const value = member(obj, name);
+            if (typeof carried === "string" && value !== carried) {
+                this.report(rule, line, `${kind} ${name} is ${quoted(value)}, but its ${joining.kind} `
+                    + `fragments carry ${quoted(carried)}`);
+            }
+        }
+    }
+
+    private fieldCheck(check: string, kind: string, field: string, value: unknown, rule: string, line: number): void {
+        if (check === "json-text") {
+            if (typeof value === "string") {
+                try {
+                    loads(value);
+                } catch {
+                    this.report(rule, line, `${kind} ${field} is not JSON text`);
+                }
+            }
+        } else if (check === "unique") {
+            const key = `${kind} ${field}`;
+            let seen = this.seen.get(key);
+            if (seen === undefined) {
+                seen = new Set();
+                this.seen.set(key, seen);
+            }
+            if (typeof value === "string" || this.isInt(value, field)) {
+                if (seen.has(value)) {
+                    this.report(rule, line, `${kind} ${field} ${quoted(value)} is used twice`);
+                }
+                seen.add(value);
+            }
+        } else if (check === "declared-tool") {
+            if (this.tools !== null && typeof value === "string" && !this.tools.has(value)) {
+                const declared = [...this.tools].sort().join(", ") || "none";
+                this.report(rule, line, `tool ${quoted(value)} was not declared (declared: ${declared})`);
+            }
+        } else if (check === "echoes-request-metadata") {
+            const wanted = this.requestMetadata === null ? undefined : member(this.requestMetadata, field);
+            if (wanted != null && !jsonEqual(value ?? null, wanted)) {
+                const found = value == null ? `carries no ${field}` : `${field} is ${quoted(value)}`;
+                this.report(rule, line, `${kind} ${found}, but should echo the request's ${field} ${quoted(wanted)}`);
+            }
+        } else if (check === "non-decreasing" && this.isInt(value, field)) {
+            const key = `${kind} ${field}`;
+            const last = this.lastValue.get(key);
+            if (last !== undefined && value < last) {
+                this.report(rule, line, `${kind} ${field} fell from ${last} to ${value}; usage events carry running totals`);
+            }
+            this.lastValue.set(key, value);
+        }
+    }
+
+    private atEnd(line: number): void {
+        if (!(this.failed && life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED)) {
+            for (const index of [...this.blocks.keys()].sort((a, b) => a - b)) {
+                const rule = life.BLOCK_UNFINISHED.get(this.blocks.get(index) as string);
+                if (rule !== undefined) {
+                    this.report(rule, line, `block ${index} was never closed by content.stop`);
+                }
+            }
+        }
+        for (const [kind, [minimum, rule]] of life.EXPECTED) {
+            const count = this.counts.get(kind) ?? 0;
+            if (count < minimum) {
+                this.report(rule, line, `the stream carried ${count} ${kind} event(s), expected at least ${minimum}`);
+            }
+        }
+    }
+
+    // -- reporting ------------------------------------------------------------------------------
+
+    private report(rule: string, line: number, message: string): void {
+        this.add({ rule, line, message, severity: severity(rule) });
+    }
+
+    private add(diagnostic: Diagnostic): void {
+        this.diagnostics.push(diagnostic);
+        if (this.strict && diagnostic.severity === "error") {
+            throw new LLMStreamError(diagnostic);
+        }
+    }
+}

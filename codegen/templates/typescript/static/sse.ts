@@ -1,0 +1,460 @@
+/**
+ * Layer 1 of the decoder (draft section 5.1): bytes to Server-Sent Events, sans-IO.
+ *
+ * The rules are WHATWG HTML's "event stream interpretation", to the letter, with the limits and
+ * diagnostics of the Python bindings' SSE layer: a line longer than `maxLineBytes` (LS-LIMIT-1)
+ * or an event with more than `maxEventBytes` of data (LS-LIMIT-2) is reported and its event
+ * dropped, a line that is not UTF-8 is read with U+FFFD and reported (LS-SSE-1), and a body that
+ * ends inside an event says so (LS-SSE-5). Line numbers count from the top of the body. Whatever
+ * the chunking, the events and the diagnostics are the same.
+ *
+ * A chunk's complete lines are decoded in one call and, when they are valid UTF-8 and short
+ * enough that no limit can be reached, read as text; only otherwise are they taken one by one as
+ * bytes. The bytes of an unterminated last line wait for the next chunk.
+ */
+
+import type { Diagnostic, Severity } from "./diagnostics.js";
+
+/** One dispatched event, with the line it starts on so that later layers can point at it. */
+export interface SSEEvent {
+    readonly type: string;
+    readonly data: string;
+    readonly id: string;
+    readonly retry: number | null;
+    readonly line: number;
+}
+
+export interface SSELimits {
+    /** The longest line, in bytes (1 MiB by default). */
+    readonly maxLineBytes?: number;
+    /** The most data one event may carry, in bytes (8 MiB by default). */
+    readonly maxEventBytes?: number;
+}
+
+const LF = 10;
+const CR = 13;
+const COLON = 58;
+const BOM = [0xef, 0xbb, 0xbf];
+/** A larger chunk is taken in slices of this size, so that the work on one stays bounded. */
+const SLICE = 1 << 16;
+const EMPTY = new Uint8Array(0);
+/** Lines of at least this many bytes are long text for decoding (`SSEDecoder.decode`). */
+const LONG = 1024;
+
+const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
+const encoder = new TextEncoder();
+
+function concat(parts: readonly Uint8Array[]): Uint8Array {
+    if (parts.length === 1) {
+        return parts[0];
+    }
+    const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
+    let at = 0;
+    for (const part of parts) {
+        joined.set(part, at);
+        at += part.length;
+    }
+    return joined;
+}
+
+/** The first line end (LF or CR) at or after `from`, or -1. */
+function lineEnd(bytes: Uint8Array, from: number): number {
+    const lf = bytes.indexOf(LF, from);
+    const cr = bytes.subarray(from, lf < 0 ? bytes.length : lf).indexOf(CR);
+    return cr < 0 ? lf : from + cr;
+}
+
+function utf8Length(text: string): number {
+    let length = text.length;
+    for (let i = 0; i < text.length; i++) {
+        const code = text.charCodeAt(i);
+        if (code >= 0x80) {
+            // Two bytes up to U+07FF, three for the rest of the BMP, four for a surrogate pair.
+            length += code < 0x800 || (code >= 0xd800 && code < 0xe000) ? 1 : 2;
+        }
+    }
+    return length;
+}
+
+/**
+ * Turns the bytes of a `text/event-stream` body into events, in any chunking. Problems go to
+ * `diagnostics` rather than throwing, because a checker must see every one of them and a client
+ * usually still wants the events that are intact.
+ */
+export class SSEDecoder {
+    readonly diagnostics: Diagnostic[] = [];
+    private readonly maxLine: number;
+    private readonly maxEvent: number;
+    /** A run of complete lines no longer than this can reach no limit. */
+    private readonly fastMax: number;
+    private closed = false;
+    /** Bytes held back until we know whether the body starts with a BOM; null once we do. */
+    private head: Uint8Array | null = EMPTY;
+    /** The previous chunk ended in CR, so an LF at the start of this one ends no line. */
+    private skipLF = false;
+    /** Length so far of an over-long line being skipped, -1 when there is none. */
+    private overlong = -1;
+    private overlongComment = false;
+    /** The unterminated last line, as the pieces it arrived in. */
+    private tail: Uint8Array[] = [];
+    private tailLength = 0;
+    /** Lines completed so far. */
+    private lines = 0;
+    // WHATWG's buffers, and what the limits and diagnostics need to know about them.
+    private type = "";
+    private data: string[] = [];
+    /** Bytes of data so far, counting the LF after each line: exact once `exact`, before that
+     * an upper bound (three bytes a UTF-16 unit), which spares counting until it matters. */
+    private size = 0;
+    private exact = false;
+    private id = "";
+    private retry: number | null = null;
+    /** The current event's first line that is not a comment. */
+    private start = 1;
+    /** The current event lost a line to a limit and will be dropped. */
+    private spoiled = false;
+    /** The last long run of lines read as text was ASCII. */
+    private ascii = true;
+    /** Used only as a stream (see `decode`). */
+    private streaming = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+
+    constructor(limits: SSELimits = {}) {
+        this.maxLine = limits.maxLineBytes ?? 1 << 20;
+        this.maxEvent = limits.maxEventBytes ?? 8 << 20;
+        this.fastMax = Math.min(this.maxLine, this.maxEvent + 1);
+    }
+
+    /** Take the next chunk of the body; return the events it completes. */
+    feed(chunk: Uint8Array): SSEEvent[] {
+        if (this.closed) {
+            throw new Error("SSEDecoder.feed() called after close()");
+        }
+        const events: SSEEvent[] = [];
+        if (this.head === null && !this.skipLF && this.overlong < 0 && this.tail.length === 0
+            && chunk[chunk.length - 1] === LF && chunk.length <= SLICE) {
+            this.apply(chunk, events); // the commonest chunk: whole lines
+            return events;
+        }
+        for (let at = 0; at < chunk.length; at += SLICE) {
+            this.feedSlice(chunk.subarray(at, at + SLICE), events);
+        }
+        return events;
+    }
+
+    /** End the body. An event still open is discarded (WHATWG), so this returns no events. */
+    close(): SSEEvent[] {
+        if (this.closed) {
+            return [];
+        }
+        this.closed = true;
+        if (this.head !== null && this.head.length > 0) {
+            this.tail = [this.head];
+        }
+        if (this.overlong >= 0) {
+            this.endOverlong();
+        } else if (this.tail.length > 0) {
+            // WHATWG drops an unterminated line unread; it is read only to report on it.
+            this.checkedLine(concat(this.tail), this.lines + 1);
+        }
+        if (!this.spoiled && (this.data.length > 0 || this.type !== "")) {
+            this.report(
+                "LS-SSE-5",
+                this.start,
+                `the body ends inside the event starting at line ${this.start}, with no blank `
+                    + "line after it, so the event was discarded",
+                "warning",
+            );
+        }
+        return [];
+    }
+
+    private feedSlice(data: Uint8Array, events: SSEEvent[]): void {
+        if (this.head !== null) {
+            data = concat([this.head, data]);
+            if (data.length < 3 && data.every((byte, i) => byte === BOM[i])) {
+                this.head = data;
+                return;
+            }
+            this.head = null;
+            if (data[0] === BOM[0] && data[1] === BOM[1] && data[2] === BOM[2]) {
+                data = data.subarray(3);
+            }
+        }
+        if (this.skipLF && data.length > 0) {
+            this.skipLF = false;
+            if (data[0] === LF) {
+                data = data.subarray(1);
+            }
+        }
+        if (this.overlong >= 0) {
+            data = this.skipOverlong(data);
+        }
+        let end = data.lastIndexOf(LF);
+        const cr = data.subarray(end + 1).lastIndexOf(CR); // a CR before the last LF ends no later line
+        if (cr >= 0) {
+            end += cr + 1;
+        }
+        if (end < 0) {
+            if (data.length > 0) {
+                this.hold(data);
+            }
+            return;
+        }
+        const rest = data.subarray(end + 1);
+        let region = data.subarray(0, end + 1);
+        if (rest.length === 0 && data[end] === CR) {
+            this.skipLF = true;
+        }
+        if (this.tail.length > 0) {
+            // The held start of a line ends in this chunk: only that line is joined.
+            let first = lineEnd(region, 0);
+            if (region[first] === CR && region[first + 1] === LF) {
+                first += 1;
+            }
+            this.tail.push(region.subarray(0, first + 1));
+            const line = concat(this.tail);
+            this.tail = [];
+            this.tailLength = 0;
+            this.apply(line, events);
+            region = region.subarray(first + 1);
+        }
+        if (rest.length > 0) {
+            this.hold(rest);
+        }
+        this.apply(region, events);
+    }
+
+    /** Apply complete lines: as text when they are UTF-8 and short enough that no limit can be
+     * reached, else one by one as bytes, each checked and reported. */
+    private apply(region: Uint8Array, events: SSEEvent[]): void {
+        const text = region.length <= this.fastMax ? this.decode(region) : null;
+        if (text === null) {
+            this.checked(region, events);
+        } else {
+            this.text(text, events);
+        }
+    }
+
+    /**
+     * Complete lines as text, or null when they are not UTF-8. Node has two UTF-8 decoders: the
+     * one-call path, fastest on ASCII and on short text, and ICU's, used for a stream, twice as
+     * fast on long text that is not ASCII. Complete lines end on a character boundary, so both
+     * give the same text; a long run of lines takes the one that suited the last long run.
+     */
+    private decode(region: Uint8Array): string | null {
+        const long = region.length >= LONG;
+        const stream = long && !this.ascii;
+        let text: string;
+        try {
+            text = stream ? this.streaming.decode(region, { stream: true }) : strict.decode(region);
+        } catch {
+            if (stream) {
+                this.streaming = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+            }
+            return null;
+        }
+        if (long) {
+            this.ascii = text.length === region.length;
+        }
+        return text;
+    }
+
+    /** Keep the start of an unterminated line, or start skipping it if it is too long. */
+    private hold(data: Uint8Array): void {
+        this.tail.push(data);
+        this.tailLength += data.length;
+        if (this.tailLength > this.maxLine) {
+            this.overlong = this.tailLength;
+            this.overlongComment = this.tail[0][0] === COLON;
+            this.tail = [];
+            this.tailLength = 0;
+        }
+    }
+
+    /** Drop the rest of an over-long line; return what follows its end. */
+    private skipOverlong(data: Uint8Array): Uint8Array {
+        let end = lineEnd(data, 0);
+        if (end < 0) {
+            this.overlong += data.length;
+            return EMPTY;
+        }
+        this.overlong += end;
+        this.endOverlong();
+        if (data[end] === CR) {
+            if (end + 1 === data.length) {
+                this.skipLF = true;
+            } else if (data[end + 1] === LF) {
+                end += 1;
+            }
+        }
+        return data.subarray(end + 1);
+    }
+
+    private endOverlong(): void {
+        this.lines += 1;
+        this.tooLong(this.lines, this.overlong, this.overlongComment);
+        this.overlong = -1;
+    }
+
+    /** Report line `n`; unless it is a comment, its event cannot be whole, so drop it. */
+    private tooLong(n: number, length: number, comment: boolean): void {
+        this.report("LS-LIMIT-1", n, `line ${n} is ${length} bytes long, over the limit of ${this.maxLine}`);
+        if (!comment) {
+            this.spoil();
+        } else if (this.start === n) {
+            this.start = n + 1;
+        }
+    }
+
+    private spoil(): void {
+        this.spoiled = true;
+        this.data = [];
+        this.size = 0;
+        this.exact = false;
+    }
+
+    private report(rule: string, line: number, message: string, severity: Severity = "error"): void {
+        this.diagnostics.push({ rule, line, message, severity });
+    }
+
+    /**
+     * Apply complete lines that are valid UTF-8 and within every limit. The usual event, an
+     * `event:` line and one `data:` line (or the `data:` line alone), is taken whole.
+     */
+    private text(text: string, events: SSEEvent[]): void {
+        if (text.includes("\r")) {
+            text = text.replace(/\r\n?/g, "\n");
+        }
+        let n = this.lines;
+        let at = 0;
+        while (at < text.length) {
+            const end = text.indexOf("\n", at);
+            if (n + 1 === this.start) {
+                // Between events: the usual shapes skip the buffers.
+                let type = "message";
+                let dataAt = at;
+                let dataEnd = end;
+                if (text.startsWith("event: ", at)) {
+                    type = text.slice(at + 7, end) || "message";
+                    dataAt = end + 1;
+                    dataEnd = text.indexOf("\n", dataAt);
+                }
+                if (text.startsWith("data: ", dataAt) && text.charCodeAt(dataEnd + 1) === LF) {
+                    const data = text.slice(dataAt + 6, dataEnd);
+                    events.push({ type, data, id: this.id, retry: this.retry, line: n + 1 });
+                    this.retry = null;
+                    n += dataAt === at ? 2 : 3;
+                    this.start = n + 1;
+                    at = dataEnd + 2;
+                    continue;
+                }
+            }
+            n += 1;
+            if (end === at) {
+                this.blank(n, events);
+            } else {
+                this.field(text.slice(at, end), n);
+            }
+            at = end + 1;
+        }
+        this.lines = n;
+    }
+
+    /** Apply complete lines one by one, checking each for the limits and for UTF-8. */
+    private checked(region: Uint8Array, events: SSEEvent[]): void {
+        let n = this.lines;
+        let at = 0;
+        while (at < region.length) {
+            const end = lineEnd(region, at);
+            n += 1;
+            if (end === at) {
+                this.blank(n, events);
+            } else {
+                this.checkedLine(region.subarray(at, end), n);
+            }
+            at = end + 1;
+            if (region[end] === CR && region[at] === LF) {
+                at += 1;
+            }
+        }
+        this.lines = n;
+    }
+
+    private checkedLine(raw: Uint8Array, n: number): void {
+        if (raw.length > this.maxLine) {
+            this.tooLong(n, raw.length, raw[0] === COLON);
+            return;
+        }
+        let line: string;
+        try {
+            line = strict.decode(raw);
+        } catch {
+            // Replaced as WHATWG's decoder does: each maximal invalid subpart by one U+FFFD.
+            line = lenient.decode(raw);
+            this.report("LS-SSE-1", n, `line ${n} is not valid UTF-8; its invalid bytes were read as U+FFFD`);
+        }
+        this.field(line, n);
+    }
+
+    /** Apply the non-blank line `n`: a comment or a field. */
+    private field(line: string, n: number): void {
+        const colon = line.indexOf(":");
+        if (colon === 0) {
+            if (this.start === n) {
+                this.start = n + 1;
+            }
+            return;
+        }
+        const name = colon < 0 ? line : line.slice(0, colon);
+        const value = colon < 0 ? "" : line.slice(line.charCodeAt(colon + 1) === 32 ? colon + 2 : colon + 1);
+        if (name === "data") {
+            if (this.spoiled) {
+                return;
+            }
+            this.data.push(value);
+            this.size += (this.exact ? utf8Length(value) : 3 * value.length) + 1;
+            if (this.size > this.maxEvent + 1 && !this.exact) {
+                this.exact = true;
+                this.size = this.data.reduce((sum, part) => sum + utf8Length(part) + 1, 0);
+            }
+            if (this.size > this.maxEvent + 1) {
+                this.report(
+                    "LS-LIMIT-2",
+                    n,
+                    `the event starting at line ${this.start} has more than ${this.maxEvent} `
+                        + `bytes of data (the limit) by line ${n}, so it was discarded`,
+                );
+                this.spoil();
+            }
+        } else if (name === "event") {
+            this.type = value;
+        } else if (name === "id") {
+            if (!value.includes("\0")) {
+                this.id = value;
+            }
+        } else if (name === "retry" && /^[0-9]+$/.test(value)) {
+            this.retry = Number(value);
+        }
+    }
+
+    /** Dispatch the current event at the blank line `n`, if it has data and is whole. */
+    private blank(n: number, events: SSEEvent[]): void {
+        if (this.data.length > 0) {
+            const data = this.data.length === 1 ? this.data[0] : this.data.join("\n");
+            events.push({ type: this.type || "message", data, id: this.id, retry: this.retry, line: this.start });
+            this.retry = null;
+            this.data = [];
+            this.size = 0;
+            this.exact = false;
+        }
+        this.type = "";
+        this.start = n + 1;
+        this.spoiled = false;
+    }
+}
+
+/** The UTF-8 bytes of a text: for callers that feed strings. */
+export function utf8(text: string): Uint8Array {
+    return encoder.encode(text);
+}
