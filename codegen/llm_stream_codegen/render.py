@@ -18,7 +18,7 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 
 from .model import ENVELOPE_ID, Spec
-from .schema_walk import envelope_constants
+from .schema_walk import envelope_constants, integer_members
 
 INSTALLED_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 PROJECT_TEMPLATES = "codegen/templates"
@@ -132,9 +132,22 @@ def rendered_python(spec: Spec) -> Iterator[Artifact]:
             header = python_header(
                 spec, f"the spec source and codegen/templates/{name}", inputs_hash(spec, name)
             )
-            body = env.get_template(name).render(spec=spec, version=version, seq_max=seq_max)
+            body = env.get_template(name).render(
+                spec=spec, version=version, seq_max=seq_max, integers=integer_tables(spec)
+            )
             module = f"{package}{path.name.removesuffix('.j2')}"
             yield Artifact(f"{PACKAGE_DIR}/{module}", (header + body).encode())
+
+
+def integer_tables(spec: Spec) -> dict[str, tuple[str, ...]]:
+    """The integer members of the envelope (under "") and of each event type, its envelope's
+    included."""
+    envelope = integer_members(spec.schemas[ENVELOPE_ID].document)
+    tables = {"": envelope}
+    for event in spec.event_types:
+        own = integer_members(spec.schemas[event.schema_id].document)
+        tables[event.name] = tuple(sorted({*envelope, *own}))
+    return tables
 
 
 Renderer = Callable[[Spec], Iterator[Artifact]]

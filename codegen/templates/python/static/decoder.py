@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, get_args, get_type
 
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, Severity
-from .jsontext import from_json, loads
+from .jsontext import (
+    MAX_DEPTH,
+    JSONLimitError,
+    duplicate_name,
+    duplicate_names,
+    from_json,
+    loads,
+    too_deep,
+)
 from .rules import severity
 from .sse import Fields, SSEDecoder
 from .validators import (
@@ -155,6 +163,23 @@ _UNPARSED: Any = object()
 
 _VERSION = life.ENVELOPE_VERSION
 _SEQ_MAX = life.SEQ_MAX
+_SHALLOW = 2 * MAX_DEPTH
+"""No text this short nests deeper than the limit (LS-LIMIT-3)."""
+
+_CALLS = frozenset(
+    kind for kind, checks in life.FIELD_CHECKS.items()
+    if any(check == "declared-tool" for check, _, _ in checks)
+)
+"""The event types a client may act on, returned only when every check of them passed
+(decision D-TOOL-CALL-CHECKS)."""
+_ORDERED_CHECKS = frozenset({"non-decreasing"})
+"""Field checks that compare an event with the one before, run only with the lifecycle."""
+_START_RULE = life.STREAM_VIOLATIONS[(life.STREAM_INITIAL, life.UNREGISTERED_PLACE)]
+"""The rule a stream breaks that does not begin with stream.start."""
+_LAST_PLACES = frozenset(
+    place for (_, place), target in life.STREAM_TRANSITIONS.items() if target == life.STREAM_FINAL
+)
+"""The places of the events that end a stream."""
 
 Event: TypeAlias = "EventEnvelope | dict[str, Any]"
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
@@ -167,14 +192,17 @@ class Decoder:
     what remains. Every problem becomes a `Diagnostic` in `diagnostics`, carrying the rule it
     breaks and the line it is on; events that fail their schema are reported and not returned.
     With `strict=True` the first error raises `LLMStreamError` instead. `typed=False` returns the
-    JSON objects as dicts, skipping model construction. `tools` is the set of tool names the
-    request declared; given, every tool.call is checked against it (draft section 8.2).
+    JSON objects as dicts, skipping model construction. `tools` is what the request declared:
+    tool names, or the request's `tools` array (objects with a `name`); given, every tool.call
+    is checked against it (draft section 8.2), wherever it comes and with or without the
+    lifecycle, and a tool.call with any error is not returned (decision D-TOOL-CALL-CHECKS).
     `request_metadata` is the request's `metadata`; given, the events that should echo its
     members (stream.start and stream.end echo request_id) are checked (LS-META-2).
     `lifecycle=False` checks events one by one (framing, envelope, schema) without order,
     for excerpts of a stream. `validate=False`, with `typed=False`, is the fastest path: each
     event is checked against the envelope (v, seq, type) and the lifecycle, not against the
-    schema of its type.
+    schema of its type. `max_blocks` bounds the distinct content block indexes a stream may
+    open (LS-LIMIT-5), as `max_line_bytes` and `max_event_bytes` bound the SSE layer.
     """
 
     def __init__(
@@ -182,21 +210,24 @@ class Decoder:
         *,
         typed: bool = True,
         strict: bool = False,
-        tools: Iterable[str] | None = None,
+        tools: Iterable[str | Mapping[str, Any]] | None = None,
         request_metadata: Mapping[str, Any] | None = None,
         lifecycle: bool = True,
         validate: bool = True,
         max_line_bytes: int = 1 << 20,
         max_event_bytes: int = 8 << 20,
+        max_blocks: int = 4096,
     ) -> None:
         if typed and not validate:
             raise ValueError("typed events are always validated: use typed=False")
+        if type(max_blocks) is not int or max_blocks < 1:
+            raise ValueError(f"max_blocks must be a whole number from 1, got {max_blocks!r}")
         self.typed = typed
         self._typed: _Typed | None = _typed_tables() if typed else None
         self._is_valid = is_valid_event if validate else is_valid_envelope
         self._errors = validate_event if validate else validate_envelope
         self.strict = strict
-        self.tools = None if tools is None else frozenset(tools)
+        self.tools = None if tools is None else _tool_names(tools)
         self.request_metadata = request_metadata
         self.lifecycle = lifecycle
         self.diagnostics: list[Diagnostic] = []
@@ -217,6 +248,9 @@ class Decoder:
         self._joining: dict[int, _Joining] = {}  # block index: its fragments so far
         self._built: set[int] = set()  # blocks that hold an event built by fragments
         self._steady: dict[object, _Steady] = {}
+        self._max_blocks = max_blocks
+        self._end_rejected = False  # the last event, a stream.end, was rejected unplaced
+        self._placed = False  # an event reached the lifecycle
         self._failed = False
         self._closed = False
 
@@ -246,7 +280,10 @@ class Decoder:
         self._flush_pending()
         rule = life.STREAM_UNFINISHED.get(self._state) if self.lifecycle else None
         if rule is not None:
-            self._report(rule, self._last_line, "the body ended without stream.end")
+            if not self._placed:
+                self._report(_START_RULE, self._last_line, "the body ended before stream.start")
+            if not self._end_rejected:  # else that rejection is the finding
+                self._report(rule, self._last_line, "the body ended without stream.end")
         return []
 
     # -- layers -----------------------------------------------------------------------------
@@ -295,6 +332,9 @@ class Decoder:
             if (
                 self._steady.get(event.index, _NOT_STEADY)[0] != event.type
                 or event.seq != self._expected_seq
+                or event.seq > _SEQ_MAX
+                or (len(payload) > _SHALLOW and too_deep(payload))
+                or duplicate_names(payload, event)
             ):
                 return None
         else:
@@ -311,9 +351,12 @@ class Decoder:
                 line == kind_line
                 and kind == event.get("type")
                 and event.get("seq") == expected
+                and type(event["seq"]) is int
                 and event.get("v") == _VERSION
                 and 1 < expected <= _SEQ_MAX
                 and (check is None or check(event))
+                and (len(payload) <= _SHALLOW or not too_deep(payload))
+                and not duplicate_names(payload, event)
             ):
                 return None
         self._expected_seq += 1
@@ -351,6 +394,9 @@ class Decoder:
                                 model is not None
                                 and steady.get(model.index, _NOT_STEADY)[0] == model.type
                                 and model.seq == expected
+                                and expected <= _SEQ_MAX
+                                and (len(data) <= _SHALLOW or not too_deep(data))
+                                and not duplicate_names(data, model)
                             ):
                                 expected += 1
                                 append(model)
@@ -367,9 +413,12 @@ class Decoder:
                                 kind == sse_type
                                 and kind == obj.get("type")
                                 and obj.get("seq") == expected
+                                and type(obj["seq"]) is int
                                 and obj.get("v") == _VERSION
                                 and 1 < expected <= _SEQ_MAX
                                 and (check is None or check(obj))
+                                and (len(data) <= _SHALLOW or not too_deep(data))
+                                and not duplicate_names(data, obj)
                             ):
                                 expected += 1
                                 append(obj)
@@ -392,12 +441,36 @@ class Decoder:
     ) -> Event | None:
         """Every check of an event; `parsed` is its data as the hot path parsed it, if it did."""
         obj = self._parse(data, line, parsed)
-        return None if obj is None else self._event(obj, sse_type, line)
+        kind = None if obj is None else obj.get("type")
+        if type(kind) is not str:
+            self._unplaced(sse_type)
+        if obj is None:
+            return None
+        before = len(self.diagnostics)
+        event = self._event(obj, sse_type, line)
+        if event is not None and type(kind) is str and kind in _CALLS and any(
+            d.severity is Severity.ERROR for d in self.diagnostics[before:]
+        ):
+            return None  # a tool call a check refused is not one to make
+        return event
+
+    def _unplaced(self, sse_type: str) -> None:
+        """An event the lifecycle cannot place: when its event: line says it ends the stream,
+        its rejection is the finding, not a stream that then ended without one."""
+        if self.lifecycle and life.PLACES.get(sse_type) in _LAST_PLACES:
+            self._end_rejected = True
+            self._steady.clear()  # so that whatever follows reaches the lifecycle
+
 
     def _parse(self, data: str, line: int, parsed: object = _UNPARSED) -> dict[str, Any] | None:
         """The event's JSON object, joining an envelope split across two events (LS-SSE-3)."""
         try:
-            obj = loads(data) if parsed is _UNPARSED else parsed
+            obj = loads(data) if parsed is _UNPARSED or too_deep(data) else parsed
+        except JSONLimitError as error:
+            self._flush_pending()
+            self._expected_seq += 1
+            self._report(error.rule, line, f"data is refused: {error}")
+            return None
         except ValueError:
             pending = self._pending
             if pending is not None:
@@ -412,7 +485,7 @@ class Decoder:
                     self._report("LS-SSE-3", pending[1],
                                  f"one JSON envelope is split across the events at lines "
                                  f"{pending[1]} and {line}")
-                    return joined
+                    return self._unique(pending[0] + "\n" + data, joined, line)
                 self._not_json(*pending)
                 self._not_json(data, line)
                 return None
@@ -423,7 +496,17 @@ class Decoder:
             self._expected_seq += 1
             self._report("LS-SSE-2", line, f"data must be one JSON object, got {_json_kind(obj)}")
             return None
-        return obj
+        return self._unique(data, obj, line)
+
+    def _unique(self, data: str, obj: dict[str, Any], line: int) -> dict[str, Any] | None:
+        """The object, unless a member name is written twice in it (decision D-DUPLICATE-KEYS)."""
+        if not duplicate_names(data, obj):
+            return obj
+        self._expected_seq += 1
+        name = duplicate_name(data)
+        self._report("LS-SSE-6", line, f"data has the member name {name!r} twice in one object: "
+                                       "every member name must be unique")
+        return None
 
     def _flush_pending(self) -> None:
         if self._pending is not None:
@@ -438,6 +521,10 @@ class Decoder:
     def _event(self, obj: dict[str, Any], sse_type: str, line: int) -> Event | None:
         kind = obj.get("type")
         registered = type(kind) is str and kind in life.PLACES
+        for name in life.INTEGER_MEMBERS[kind] if registered else life.ENVELOPE_INTEGER_MEMBERS:
+            number = obj.get(name)
+            if type(number) is float and number.is_integer():
+                obj[name] = int(number)  # the integer it equals (decision D-INTEGERS)
         if type(kind) is str and kind != sse_type:
             self._report("LS-ENV-4", line,
                          f"the event: field is {sse_type!r} but the JSON type is {kind!r}")
@@ -447,10 +534,15 @@ class Decoder:
             if build is not None and None not in obj.values():
                 with suppress(ValueError):
                     model = build(obj, strict=True)
+        if model is not None and model.seq > _SEQ_MAX:
+            model = None  # the validator reports it (LS-SEC-6)
         valid = model is not None or self._is_valid(obj)
         if not valid:
-            for error in self._errors(obj):
+            errors = self._errors(obj)
+            for error in errors:
                 self._report(error.rule, line, error.message)
+            # an event whose only findings are warnings (LS-SEC-6, say) is returned
+            valid = all(severity(error.rule) is Severity.WARNING for error in errors)
         if type(kind) is str and not registered:
             self._report("LS-TYPE-1", line, f"{kind!r} is not a registered event type")
         if self.lifecycle:
@@ -459,6 +551,8 @@ class Decoder:
                 self._lifecycle(obj, kind, line)
             else:
                 self._sequence(obj, "", line)
+        elif type(kind) is str:
+            self._field_checks(obj, kind, line)
         if not valid:
             return None
         if self._typed is None:
@@ -483,6 +577,8 @@ class Decoder:
         self._expected_seq = seq + 1
 
     def _lifecycle(self, obj: dict[str, Any], kind: str, line: int) -> None:
+        self._placed = True
+        self._end_rejected = False
         place = life.PLACES.get(kind, life.UNREGISTERED_PLACE)
         state = self._state
         target = life.STREAM_TRANSITIONS.get((state, place))
@@ -490,19 +586,18 @@ class Decoder:
             rule = life.STREAM_VIOLATIONS[(state, place)]
             why = life.STREAM_STATES[state].rstrip(".").lower()
             self._report(rule, line, f"{kind} is not allowed in state {state} ({why})")
+            self._field_checks(obj, kind, line)  # a tool call out of place is checked all the same
             return
         if target != state:
             self._state = target
             self._steady.clear()
         if target == life.FAILED_STATE:
             self._failed = True
-        self._counts[kind] = self._counts.get(kind, 0) + 1
+        if kind in life.EXPECTED:  # counted only where a minimum is checked: bounded state
+            self._counts[kind] = self._counts.get(kind, 0) + 1
         if place in ("block", "block-end"):
             self._block(obj, kind, place, line)
-        checks = life.FIELD_CHECKS.get(kind)
-        if checks:
-            for check, field, rule in checks:
-                self._field_check(check, kind, field, obj.get(field), rule, line)
+        self._field_checks(obj, kind, line)
         if target == life.STREAM_FINAL:
             self._at_end(line)
 
@@ -510,7 +605,13 @@ class Decoder:
         index = obj.get("index")
         if type(index) is not int:
             return
-        state = self._blocks.get(index, life.BLOCK_INITIAL)
+        state = self._blocks.get(index)
+        if state is None:
+            if len(self._blocks) >= self._max_blocks:
+                self._report("LS-LIMIT-5", line, f"block {index} is one more than the "
+                                                 f"{self._max_blocks} blocks a stream may open")
+                return
+            state = life.BLOCK_INITIAL
         target = life.BLOCK_TRANSITIONS.get((state, place))
         if target is None:
             rule = life.BLOCK_VIOLATIONS[(state, place)]
@@ -616,6 +717,15 @@ class Decoder:
                 self._report(rule, line, f"{kind} {name} is {obj.get(name)!r}, but its "
                                          f"{joining.kind} fragments carry {carried!r}")
 
+    def _field_checks(self, obj: dict[str, Any], kind: str, line: int) -> None:
+        """The checks beyond the schema of an event's fields; those that compare it with the
+        events before it only with the lifecycle."""
+        checks = life.FIELD_CHECKS.get(kind)
+        if checks:
+            for check, field, rule in checks:
+                if self.lifecycle or check not in _ORDERED_CHECKS:
+                    self._field_check(check, kind, field, obj.get(field), rule, line)
+
     def _field_check(
         self, check: str, kind: str, field: str, value: Any, rule: str, line: int
     ) -> None:
@@ -630,7 +740,11 @@ class Decoder:
             if type(value) is str or type(value) is int:
                 if value in seen:
                     self._report(rule, line, f"{kind} {field} {value!r} is used twice")
-                seen.add(value)
+                elif len(seen) >= self._max_blocks:
+                    self._report("LS-LIMIT-5", line, f"{kind} {field} {value!r} is one more than "
+                                                     f"the {self._max_blocks} a stream may carry")
+                else:
+                    seen.add(value)
         elif check == "declared-tool":
             if self.tools is not None and type(value) is str and value not in self.tools:
                 declared = ", ".join(sorted(self.tools)) or "none"
@@ -699,6 +813,22 @@ class _Joining:
         if self._hash is None or type(whole) is not str:
             return True
         return bool(self._hash.digest() == hashlib.sha256(whole.encode()).digest())
+
+
+def _tool_names(tools: Iterable[str | Mapping[str, Any]]) -> frozenset[str]:
+    """The declared tool names: from names, or from the request's `tools` array (objects, or
+    models, with a `name`)."""
+    if isinstance(tools, (str, bytes)):
+        raise TypeError("tools must be the declared tool names or the request's tools array, "
+                        f"not one string: {tools!r}")
+    names = set()
+    for tool in tools:
+        name = tool.get("name") if isinstance(tool, Mapping) else getattr(tool, "name", tool)
+        if type(name) is not str:
+            raise TypeError(f"a declared tool is a name or an object with a string name, "
+                            f"got {tool!r}")
+        names.add(name)
+    return frozenset(names)
 
 
 def _json_kind(value: object) -> str:
