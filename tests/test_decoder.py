@@ -292,7 +292,7 @@ def test_lifecycle_false_checks_events_one_by_one() -> None:
 def test_a_body_without_events_is_reported_on_its_first_line(body: bytes) -> None:
     events, decoder = decode(body)
     assert events == []
-    assert [(d.rule, d.line) for d in decoder.diagnostics] == [("LS-END-2", 1)]
+    assert [(d.rule, d.line) for d in decoder.diagnostics] == [("LS-START-1", 1), ("LS-END-2", 1)]
 
 
 @pytest.mark.parametrize("make", [bytearray, memoryview])
@@ -317,7 +317,7 @@ def test_nesting_too_deep_to_parse_is_reported_not_raised() -> None:
             with pytest.raises(LLMStreamError):
                 decode(body, **options)
         else:
-            assert "LS-SSE-2" in rules(decode(body, **options)[1])
+            assert rules(decode(body, **options)[1]) == ["LS-LIMIT-3"]
 
 
 @pytest.mark.parametrize("typed", [True, False], ids=["typed", "raw"])
@@ -774,9 +774,12 @@ def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() ->
         and set(value) <= set(lifecycle.PLACES)
     }
     weighed = {"PLACES", "BLOCK_KINDS", "PER_BLOCK", "CLOSES_WITH", "EXPECTED", "FIELD_CHECKS",
-               "COMPLETES_BLOCK", "FRAGMENTS"}
+               "COMPLETES_BLOCK", "FRAGMENTS",
+               "INTEGER_MEMBERS"}  # the hot paths take seq and index as ints only
     assert tables == weighed
     from llm_stream.decoder import _STEADY_KINDS
 
-    for name in weighed - {"PLACES", "BLOCK_KINDS"}:
+    for kind in _STEADY_KINDS:  # an integral float anywhere else would pass them unconverted
+        assert set(lifecycle.INTEGER_MEMBERS[kind]) <= {"index", "seq"}, kind
+    for name in weighed - {"PLACES", "BLOCK_KINDS", "INTEGER_MEMBERS"}:
         assert not _STEADY_KINDS & set(getattr(lifecycle, name)), name

@@ -37,6 +37,7 @@ from .validator_compiler import (
     _Function,
     _json_text,
     _Loc,
+    _name_wanted,
     _plural,
     _shorten,
     _type_words,
@@ -538,7 +539,7 @@ class _TypeScriptCompiler:
             if not self.schema._trivial(names):
                 k = fn.var("k")
                 member = ptr.dynamic_key(k)
-                message = [*member.parts, (False, " has a property name that is not allowed")]
+                message = [*member.parts, (False, _name_wanted(names))]
                 inner = fn.capture(self._if_error, fn, ind + 1,
                                    f"!{self._is_call(names, names_loc, k)}",
                                    self._rule_of(names, rule), member, message)

@@ -338,6 +338,15 @@ def _child_loc(loc: _Loc, node: object, *segments: str | int) -> _Loc:
 # Python literals and strings in the generated code
 
 
+def _name_wanted(names: object) -> str:
+    """What a message says of a property name that `propertyNames` refuses: what the schema's
+    description says it must be, where it says so."""
+    description = names.get("description") if isinstance(names, Mapping) else None
+    if isinstance(description, str):
+        return f": the property name must be {description}"
+    return " has a property name that is not allowed"
+
+
 def _lit(text: str) -> str:
     """A Python string literal, ASCII only, double-quoted where possible."""
     code = ascii(text)
@@ -1788,7 +1797,7 @@ class _Compiler:
                 k = fn.var("k")
                 call = self._helper("is", names, names_loc).name
                 member = ptr.dynamic_key(k)
-                message = [*member.parts, (False, " has a property name that is not allowed")]
+                message = [*member.parts, (False, _name_wanted(names))]
                 names_rule = self._rule_of(names, rule)
                 inner = fn.capture(self._error, fn, ind + 2, names_rule, member, message)
                 fn.block(

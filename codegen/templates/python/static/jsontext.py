@@ -45,7 +45,7 @@ def _reject_constant(name: str) -> None:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 """A string (skipped whole) or a bracket: what nesting depth is counted on."""
-_LONG_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.])[0-9]{%d}' % (MAX_DIGITS + 1))
+_LONG_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.])[0-9]{' + str(MAX_DIGITS + 1) + "}")
 """A string (skipped whole) or a run of digits too long for the integer part of a number."""
 _QUOTE_ESCAPE = "\\u0022"
 
