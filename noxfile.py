@@ -13,8 +13,10 @@ not run by default) and run its commands with `shared.run`.
 from __future__ import annotations
 
 import os
+import random
 import shutil
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -196,11 +198,28 @@ def load(session: nox.Session) -> None:
     session.run("python", "bench/load.py", *session.posargs)
 
 
+PROPERTY_SUITES = ("tests/test_decoder.py", "tests/test_sse.py", "tests/test_jsontext.py",
+                   "tests/test_aggregate.py", "tests/test_translate_properties.py")
+"""The test files whose Hypothesis property tests `nox -s fuzz` runs round after round."""
+
+
 @nox.session(python=PYTHON)
 def fuzz(session: nox.Session) -> None:
-    """The decoder's fuzz test for a bounded time: LLM_STREAM_FUZZ_SECONDS (120 by default) of
-    mutated spec examples in random chunkings; LLM_STREAM_FUZZ_SEED replays a session."""
+    """The fuzz and property suites for a bounded time, longer than the test session runs them:
+    the decoder's fuzz test for LLM_STREAM_FUZZ_SECONDS (120 by default) of mutated spec examples
+    in random chunkings, then the property tests of PROPERTY_SUITES (every hypothesis-marked
+    test: chunkings, hot paths against the general path, the JSON parser, the aggregator, the
+    translators) round after round, each with a seed of its own, until LLM_STREAM_PROPERTY_SECONDS
+    (120 by default) are spent. LLM_STREAM_FUZZ_SEED replays a session."""
     install(session)
     seconds = os.environ.get("LLM_STREAM_FUZZ_SECONDS", "120")
+    first = int(os.environ.get("LLM_STREAM_FUZZ_SEED", random.getrandbits(32)))
     session.run("pytest", "-q", "-s", "tests/fuzz", *session.posargs,
-                env={"LLM_STREAM_FUZZ_SECONDS": seconds})
+                env={"LLM_STREAM_FUZZ_SECONDS": seconds, "LLM_STREAM_FUZZ_SEED": str(first)})
+    ends = time.monotonic() + float(os.environ.get("LLM_STREAM_PROPERTY_SECONDS", "120"))
+    rounds = 0
+    while rounds == 0 or time.monotonic() < ends:
+        session.log(f"property round {rounds + 1}: LLM_STREAM_FUZZ_SEED={first} replays it")
+        session.run("pytest", "-q", "-p", "no:randomly", "-m", "hypothesis",
+                    f"--hypothesis-seed={first + rounds}", *PROPERTY_SUITES, *session.posargs)
+        rounds += 1

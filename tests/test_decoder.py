@@ -451,7 +451,7 @@ def event_objects(draw: st.DrawFn, seq: int) -> dict[str, Any]:
 
 def mutate(draw: st.DrawFn, obj: dict[str, Any]) -> dict[str, Any]:
     obj = dict(obj)
-    how = draw(st.sampled_from(["drop", "retype", "seq", "version", "extra"]))
+    how = draw(st.sampled_from(["drop", "retype", "seq", "version", "extra", "integral"]))
     key = draw(st.sampled_from(sorted(obj)))
     if how == "drop":
         del obj[key]
@@ -461,6 +461,8 @@ def mutate(draw: st.DrawFn, obj: dict[str, Any]) -> dict[str, Any]:
         obj["seq"] = draw(st.integers(-1, 2**53 + 2))
     elif how == "version":
         obj["v"] = "2.0"
+    elif how == "integral":  # an integer written as 2.0 (decision D-INTEGERS)
+        obj.update({k: float(v) for k, v in obj.items() if type(v) is int and abs(v) < 2**53})
     else:
         obj["vendor:" + draw(TEXTS)] = draw(TEXTS)
     return obj
@@ -474,7 +476,8 @@ def bodies(draw: st.DrawFn) -> bytes:
         obj = draw(event_objects(seq))
         shape = draw(st.sampled_from(
             ["plain"] * 6 + ["mutated", "not-json", "split", "multi-data", "data-only",
-                             "mismatch", "comment", "id-retry", "array", "raw"]))
+                             "mismatch", "comment", "id-retry", "array", "raw", "twice",
+                             "deep"]))
         kind = obj.get("type")
         text = json.dumps(obj, ensure_ascii=draw(st.booleans()), separators=(",", ":"))
         if shape == "mutated":
@@ -482,6 +485,12 @@ def bodies(draw: st.DrawFn) -> bytes:
             text = json.dumps(obj, ensure_ascii=False)
         if shape == "not-json":
             text = text[: draw(st.integers(0, len(text) - 1))]
+        if shape == "twice":  # a member name written twice (decision D-DUPLICATE-KEYS)
+            name = draw(st.sampled_from(sorted(obj)))
+            text = text[:-1] + "," + json.dumps(name) + ":" + json.dumps(draw(TEXTS)) + "}"
+        if shape == "deep":  # at the depth limit, or past it (LS-LIMIT-3)
+            depth = draw(st.sampled_from([126, 127, 128]))
+            text = text[:-1] + ',"x":' + "[" * depth + "]" * depth + "}"
         if shape == "split":
             cut = draw(st.integers(1, len(text) - 1))
             pieces.append(f"event: {kind}\ndata: {text[:cut]}\n\ndata: {text[cut:]}\n\n")
@@ -588,7 +597,9 @@ def test_any_chunking_gives_the_same_events_and_diagnostics(
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=bodies(), options=st.sampled_from(
-    [{}, {"typed": False}, {"typed": False, "validate": False}, {"strict": True}]))
+    [{}, {"typed": False}, {"typed": False, "validate": False}, {"strict": True},
+     {"typed": False, "validate": False, "max_blocks": 2},
+     {"lifecycle": False, "tools": ["get_weather"]}]))
 def test_the_hot_paths_decide_as_the_general_path_does(
     body: bytes, options: dict[str, Any]
 ) -> None:
