@@ -461,7 +461,6 @@ class Decoder:
             self._end_rejected = True
             self._steady.clear()  # so that whatever follows reaches the lifecycle
 
-
     def _parse(self, data: str, line: int, parsed: object = _UNPARSED) -> dict[str, Any] | None:
         """The event's JSON object, joining an envelope split across two events (LS-SSE-3)."""
         try:
