@@ -94,6 +94,9 @@ class _Typed(NamedTuple):
     schemas accept, once an object with a null member is left to the validator (the
     differential tests hold them to that). An object a model refuses is checked by the
     validator, which reports why, or, valid after all, built in pydantic's lax mode."""
+    members: Mapping[str, int]
+    """How many members the smallest event of each steady type has, nested ones included: a
+    text of one with no more colons than that has no member name twice (D-DUPLICATE-KEYS)."""
 
 
 @cache
@@ -112,7 +115,18 @@ def _typed_tables() -> _Typed:
         for kind, model in sorted(EVENT_MODELS.items())
         if _plain(model) and (_all_required(model) or _flat(model))
     }
-    return _Typed(EVENT_MODELS, UnknownEvent, steady, by_line, trusted)
+    members = {kind: _members(EVENT_MODELS[kind]) for kind in steady}
+    return _Typed(EVENT_MODELS, UnknownEvent, steady, by_line, trusted, members)
+
+
+def _members(model: type[BaseModel]) -> int:
+    """The members of an object of a model whose every field is required, nested ones included."""
+    from pydantic import BaseModel
+
+    return sum(
+        1 + (_members(kind) if isinstance(kind, type) and issubclass(kind, BaseModel) else 0)
+        for kind in (field.annotation for field in model.model_fields.values())
+    )
 
 
 def _field_types(model: type[BaseModel]) -> Iterator[object]:
@@ -334,7 +348,8 @@ class Decoder:
                 or event.seq != self._expected_seq
                 or event.seq > _SEQ_MAX
                 or (len(payload) > _SHALLOW and too_deep(payload))
-                or duplicate_names(payload, event)
+                or (payload.count(b":") != self._typed.members[event.type]
+                    and duplicate_names(payload, event))
             ):
                 return None
         else:
@@ -375,6 +390,7 @@ class Decoder:
         steady = self._steady
         sse_found = self._sse.diagnostics
         steady_validators = None if self._typed is None else self._typed.steady
+        members: Mapping[str, int] = {} if self._typed is None else self._typed.members
         expected = self._expected_seq
         try:
             for sse_type, data, _, _, line in sse_events:
@@ -396,7 +412,8 @@ class Decoder:
                                 and model.seq == expected
                                 and expected <= _SEQ_MAX
                                 and (len(data) <= _SHALLOW or not too_deep(data))
-                                and not duplicate_names(data, model)
+                                and (data.count(":") == members[sse_type]
+                                     or not duplicate_names(data, model))
                             ):
                                 expected += 1
                                 append(model)
