@@ -18,17 +18,17 @@ import pytest
 from general_path import general_only
 
 from llm_stream import Decoder, LLMStreamError, Severity, aggregate
-MAX_DEPTH, MAX_DIGITS = 128, 4300  # llm_stream.jsontext, as D-LIMITS documents them
 from llm_stream_codegen.cli import main as bindings_main
 
 ROOT = Path(__file__).resolve().parent.parent
+MAX_DEPTH, MAX_DIGITS = 128, 4300  # as D-LIMITS documents them
 REQUEST = json.loads((ROOT / "spec/examples/complete/tool-flow-request-1.json").read_text())
 MODES = [{}, {"typed": False}, {"typed": False, "validate": False}]
 
 
 def event(kind: str, seq: Any, **fields: Any) -> str:
     """One SSE event; `seq` and field values that are `Raw` are written as given."""
-    members = [f'"v":"1.0"', f'"seq":{seq}', f'"type":"{kind}"']
+    members = ['"v":"1.0"', f'"seq":{seq}', f'"type":"{kind}"']
     members += [f'"{name}":{value if isinstance(value, Raw) else json.dumps(value)}'
                 for name, value in fields.items()]
     return f"event: {kind}\ndata: {{{','.join(members)}}}\n\n"
@@ -247,7 +247,8 @@ def test_json_past_a_limit_is_named_by_its_rule() -> None:
     for options in MODES:
         events, found = decode_everywhere(body, **options)
         assert [(d.rule, d.line, d.message) for d in found] == [
-            ("LS-LIMIT-3", 10, f"data is refused: arrays and objects nest more than {MAX_DEPTH} deep"),
+            ("LS-LIMIT-3", 10, f"data is refused: arrays and objects nest more than "
+                               f"{MAX_DEPTH} deep"),
             ("LS-LIMIT-4", 13, f"data is refused: a number's integer part has more than "
                                f"{MAX_DIGITS} digits"),
         ]

@@ -43,8 +43,10 @@ def bundle(spec: Spec) -> dict[str, Any]:
     names = class_names(spec)
 
     def warns(part: object) -> bool:
-        rule = spec.rules.get(part.get("x-rule", "")) if isinstance(part, Mapping) else None
-        return rule is not None and rule.severity == "warning" and "$ref" not in part
+        if not isinstance(part, Mapping) or "$ref" in part:
+            return False
+        rule = spec.rules.get(part.get("x-rule", ""))
+        return rule is not None and rule.severity == "warning"
 
     def rewrite(node: Any, base_id: str, document: Mapping[str, Any]) -> Any:
         if isinstance(node, list):

@@ -537,7 +537,10 @@ class Decoder:
     def _event(self, obj: dict[str, Any], sse_type: str, line: int) -> Event | None:
         kind = obj.get("type")
         registered = type(kind) is str and kind in life.PLACES
-        for name in life.INTEGER_MEMBERS[kind] if registered else life.ENVELOPE_INTEGER_MEMBERS:
+        integers = life.ENVELOPE_INTEGER_MEMBERS
+        if type(kind) is str:
+            integers = life.INTEGER_MEMBERS.get(kind, integers)
+        for name in integers:
             number = obj.get(name)
             if type(number) is float and number.is_integer():
                 obj[name] = int(number)  # the integer it equals (decision D-INTEGERS)

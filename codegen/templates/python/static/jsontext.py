@@ -88,18 +88,22 @@ def duplicate_names(text: str | bytes, value: object) -> bool:
     colon a member, so as many colons as the members of the object and of the objects directly
     in it (a part of the members it has) leave no room for a member dropped.
     """
-    if type(value) is dict:
-        members = len(value)
-        for member in value.values():
-            if type(member) is dict:
-                members += len(member)
-        if text.count(":" if type(text) is str else b":") == members:
-            return False
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
+    if type(value) is dict and text.count(":") == _members_near(value):
+        return False
     if _QUOTE_ESCAPE not in text:
         return text.count('"') != to_json(value).count(b'"')
     return duplicate_name(text) is not None
+
+
+def _members_near(obj: dict[str, Any]) -> int:
+    """The members of an object and of the objects directly in it."""
+    members = len(obj)
+    for member in obj.values():
+        if type(member) is dict:
+            members += len(member)
+    return members
 
 
 def duplicate_name(text: str) -> str | None:

@@ -315,7 +315,7 @@ export class Decoder {
                         const expected = this.expectedSeq;
                         if (steady.kind === type && event.type === type && event.seq === expected
                             && event.v === life.ENVELOPE_VERSION && expected > 1 && expected <= life.SEQ_MAX
-                            && (steady.check === null || steady.check(event)) && duplicateName(data) === null) {
+                            && (steady.check === null || steady.check(event)) && duplicateName(data, event) === null) {
                             this.expectedSeq = expected + 1;
                             out.push(event as DecodedEvent);
                             continue;
@@ -417,7 +417,7 @@ export class Decoder {
 
     /** The object, unless a member name is written twice in it (decision D-DUPLICATE-KEYS). */
     private unique(text: string, obj: Json, line: number): { obj: Json; text: string } | null {
-        const name = duplicateName(text);
+        const name = duplicateName(text, obj);
         if (name === null) {
             return { obj, text };
         }

@@ -107,10 +107,29 @@ function stringEnd(text: string, at: number): number {
 }
 
 /**
- * The first member name written twice in an object of a JSON text (which JSON.parse read), the
- * objects taken in the order they end, inner ones first, as the Python bindings find it; or null.
+ * The first member name written twice in an object of a JSON text (which JSON.parse read as
+ * `value`), the objects taken in the order they end, inner ones first, as the Python bindings find
+ * it; or null. First, cheaply: a text holds at least one colon a member, so as many colons as the
+ * members of the object and of the objects directly in it leave no room for a member dropped.
  */
-export function duplicateName(text: string): string | null {
+export function duplicateName(text: string, value: unknown): string | null {
+    if (isObject(value)) {
+        let members = 0;
+        for (const name in value) {
+            members += 1;
+            const inner = value[name];
+            if (isObject(inner)) {
+                members += Object.keys(inner).length;
+            }
+        }
+        let colons = 0;
+        for (let at = text.indexOf(":"); at !== -1; at = text.indexOf(":", at + 1)) {
+            colons += 1;
+        }
+        if (colons === members) {
+            return null;
+        }
+    }
     /** Per open array (null) or object (its names so far, and its first name seen twice). */
     const open: ({ names: Set<string>; twice: string | null } | null)[] = [];
     let expectName = false;
