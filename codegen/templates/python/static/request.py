@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 from .diagnostics import Diagnostic, SchemaError
-from .jsontext import loads
+from .jsontext import JSONLimitError, loads
 from .rules import severity
 from .validators import validate_request
 
@@ -45,6 +45,8 @@ def check_request_text(text: str) -> list[Diagnostic]:
     """Every problem of a request body, each with its rule and line."""
     try:
         request = loads(text)
+    except JSONLimitError as exc:
+        return [Diagnostic("LS-REQ-4", 1, f"the body is refused: {exc}")]
     except ValueError as exc:
         line = getattr(exc, "lineno", 1)
         return [Diagnostic("LS-REQ-4", line, f"the body is not JSON: {exc}")]
