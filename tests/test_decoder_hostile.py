@@ -327,3 +327,15 @@ def test_per_stream_state_is_bounded(shape: str) -> None:
     small, large = _heap_after(body(20_000), max_blocks=1000), \
         _heap_after(body(40_000), max_blocks=1000)
     assert large < 1.2 * small + 50_000, (small, large)
+
+
+# -- the same class elsewhere: a request body with a member name twice ----------------------
+
+
+def test_a_request_with_a_member_name_twice_is_refused() -> None:
+    from llm_stream.request import check_request_text
+
+    text = (ROOT / "spec/examples/complete/request-messages.json").read_text()
+    assert check_request_text(text) == []
+    twice = text.replace('"stream": true,', '"stream": true,\n  "model": "other",', 1)
+    assert [(d.rule, d.line) for d in check_request_text(twice)] == [("LS-REQ-6", 5)]
