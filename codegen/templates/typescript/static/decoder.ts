@@ -340,16 +340,16 @@ export class Decoder {
     }
 
     private general(sseType: string, data: string, line: number, parsed: unknown): DecodedEvent | null {
-        const read = this.parse(data, line, parsed);
-        const kind = read === null ? undefined : read.obj.type;
+        const obj = this.parse(data, line, parsed);
+        const kind = obj === null ? undefined : obj.type;
         if (typeof kind !== "string") {
             this.unplaced(sseType);
         }
-        if (read === null) {
+        if (obj === null) {
             return null;
         }
         const before = this.diagnostics.length;
-        const event = this.event(read.obj, sseType, line);
+        const event = this.event(obj, sseType, line);
         if (event !== null && typeof kind === "string" && CALLS.has(kind)
             && this.diagnostics.slice(before).some((d) => d.severity === "error")) {
             return null; // a tool call a check refused is not one to make
@@ -367,9 +367,8 @@ export class Decoder {
         }
     }
 
-    /** The event's JSON object and the text it was read from, joining an envelope split across
-     * two events (LS-SSE-3). */
-    private parse(data: string, line: number, parsed: unknown): { obj: Json; text: string } | null {
+    /** The event's JSON object, joining an envelope split across two events (LS-SSE-3). */
+    private parse(data: string, line: number, parsed: unknown): Json | null {
         let obj = parsed;
         if (obj === NOT_PARSED) {
             try {
@@ -416,10 +415,10 @@ export class Decoder {
     }
 
     /** The object, unless a member name is written twice in it (decision D-DUPLICATE-KEYS). */
-    private unique(text: string, obj: Json, line: number): { obj: Json; text: string } | null {
+    private unique(text: string, obj: Json, line: number): Json | null {
         const name = duplicateName(text, obj);
         if (name === null) {
-            return { obj, text };
+            return obj;
         }
         this.expectedSeq += 1;
         this.report("LS-SSE-6", line, `data has the member name ${JSON.stringify(name)} twice in one `
