@@ -16,21 +16,12 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from .load import (
-    EXAMPLES_FILE,
-    MAPPINGS_DIR,
-    MAPPINGS_SCHEMA,
-    REGISTRY_SCHEMA,
-    SPEC_FILE,
-    load,
-    load_schemas,
-    read_mapping_files,
-    read_registry_files,
-)
+from .load import load
 from .model import ENVELOPE_ID, VENDORS, EventType, FormatMappings, SchemaDoc, Spec, VendorMap
 from .satisfiable import contradictions
 from .schema_walk import envelope_constants, iter_nodes, resolve_ref
-from .sources import SourceError, json_line, line_of, read_json, read_yaml
+from .source_files import MAPPINGS_DIR, SPEC_FILE, SourceFiles, read_source
+from .sources import SourceError, json_line, line_of, read_json
 
 META = Draft202012Validator(Draft202012Validator.META_SCHEMA,
                              format_checker=Draft202012Validator.FORMAT_CHECKER)
@@ -60,16 +51,9 @@ def _line_at(document: Any, path: Iterator[Any] | list[Any]) -> int:
     return line
 
 
-SPEC_SCHEMAS = (
-    (SPEC_FILE, "spec/spec.schema.json"),
-    (EXAMPLES_FILE, "spec/examples.schema.json"),
-)
-"""The spec's own files and the schema each must satisfy."""
-
-
-def _against(schema_path: str, display: str, data: Any, root: Path) -> Iterator[SourceError]:
+def _against(schema_path: str, display: str, data: Any,
+             validator: Draft202012Validator) -> Iterator[SourceError]:
     """The faults of one YAML document against its schema, each at its entry's line."""
-    validator = Draft202012Validator(read_json(root / schema_path, schema_path))
     for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
         shown = best_match([error])
         path = list(shown.absolute_path)
@@ -78,28 +62,30 @@ def _against(schema_path: str, display: str, data: Any, root: Path) -> Iterator[
                           f"{shown.message}")
 
 
-def check_files(root: Path) -> list[SourceError]:
-    """Stage one: the spec's files, every registry file and every schema are well-formed."""
+def check_files(root: Path) -> tuple[SourceFiles | None, list[SourceError]]:
+    """Stage one: the spec's files, every registry file and every schema are well-formed.
+    Returns the files as read (None when one cannot be read), for `load` to join."""
     errors: list[SourceError] = []
+    validators: dict[str, Draft202012Validator] = {}
+
+    def judge(schema_path: str, display: str, data: Any) -> None:
+        if schema_path not in validators:
+            validators[schema_path] = Draft202012Validator(read_json(root / schema_path,
+                                                                     schema_path))
+        errors.extend(_against(schema_path, display, data, validators[schema_path]))
+
     try:
-        for display, schema_path in SPEC_SCHEMAS:
-            errors += _against(schema_path, display, read_yaml(root / display, display), root)
-        registries = read_registry_files(root)
-        for display, data in registries.values():
-            errors += _against(REGISTRY_SCHEMA, display, data, root)
-        for display, data in read_mapping_files(root):
-            errors += _against(MAPPINGS_SCHEMA, display, data, root)
-        schemas = load_schemas(root)
+        files = read_source(root, judge)
     except SourceError as exc:
-        return [*errors, exc]
-    for doc in schemas.values():
+        return None, [*errors, exc]
+    for doc in files.schemas.values():
         for error in META.iter_errors(doc.document):
             where = "/".join(str(p) for p in error.absolute_path)
             errors.append(SourceError(
                 doc.path or doc.id, schema_line(root, doc, error.absolute_path),
                 f"not a valid JSON Schema 2020-12 at /{where}: {error.message}",
             ))
-    return errors
+    return files, errors
 
 
 def _entry_name(data: Any, path: list[Any]) -> str:
@@ -431,11 +417,11 @@ def _check_examples_exist(spec: Spec, root: Path) -> Iterator[SourceError]:
 
 def check(root: Path) -> tuple[Spec | None, list[SourceError]]:
     """Load and check the source; the spec is None when the files are too broken to load."""
-    errors = check_files(root)
-    if errors:
+    files, errors = check_files(root)
+    if files is None or errors:
         return None, errors
     try:
-        spec = load(root)
+        spec = load(root, files)
     except SourceError as exc:
         return None, [exc]
     return spec, check_model(spec, root)

@@ -44,7 +44,7 @@ from .model import ENVELOPE_ID, URN, VENDORS, EventType, Spec
 from .output import GENERATED
 from .satisfiable import contradictions
 from .schema_walk import iter_nodes, resolve_ref
-from .sources import SourceError, line_of, read_json, read_yaml
+from .sources import SourceError, line_of, parse_yaml, read_json, read_yaml
 
 EVENTS_FILE = "registry/event-types.yaml"
 EVENT_SCHEMA_DIR = "schemas/events"
@@ -656,13 +656,6 @@ def _appended(text: str, entry: Mapping[str, Any]) -> tuple[str, int]:
     return base + entry_text(entry), base.count("\n") + 1
 
 
-def _parse_yaml_text(text: str, display: str) -> Any:
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "check.yaml"
-        path.write_text(text, encoding="utf-8")
-        return read_yaml(path, display)
-
-
 def _plain(value: Any) -> Any:
     """Located mappings to plain dicts, for comparing parsed YAML with what was meant."""
     if isinstance(value, Mapping):
@@ -741,8 +734,8 @@ def prepare(root: Path, proposal: Proposal) -> Registration:
     entry = build_entry(proposal, name)
     old_text = (root / EVENTS_FILE).read_text(encoding="utf-8")
     new_text, line = _appended(old_text, entry)
-    old_entries = _plain(_parse_yaml_text(old_text, EVENTS_FILE).get("entries"))
-    new_entries = _plain(_parse_yaml_text(new_text, EVENTS_FILE).get("entries"))
+    old_entries = _plain(parse_yaml(old_text, EVENTS_FILE).get("entries"))
+    new_entries = _plain(parse_yaml(new_text, EVENTS_FILE).get("entries"))
     if new_entries != [*old_entries, entry]:
         raise RegistryError([f"appending the entry to {EVENTS_FILE} does not give the entry back "
                              "(the file must end with its entries list)"])
@@ -943,14 +936,14 @@ def deprecate(
         _current_spec(root)
         reason = " ".join(reason.split())
         old_text = (root / EVENTS_FILE).read_text(encoding="utf-8")
-        old = _parse_yaml_text(old_text, EVENTS_FILE)
+        old = parse_yaml(old_text, EVENTS_FILE)
         new_text = _deprecated_text(old_text, old, name, reason)
         wanted = _plain(old.get("entries"))
         for entry in wanted:
             if entry["name"] == name:
                 entry["status"] = "deprecated"
                 entry["deprecated_reason"] = reason
-        if _plain(_parse_yaml_text(new_text, EVENTS_FILE).get("entries")) != wanted:
+        if _plain(parse_yaml(new_text, EVENTS_FILE).get("entries")) != wanted:
             raise RegistryError([f"editing {EVENTS_FILE} as text does not give the intended "
                                  "entry; edit it by hand"])
         problems = _scratch_problems(root, {EVENTS_FILE: new_text}, None)
