@@ -74,7 +74,7 @@ def test_the_models_from_the_cache_are_what_the_generator_writes(folder: Path) -
 
 
 def test_templates_render_alike_from_their_compiled_cache(folder: Path) -> None:
-    from llm_stream_codegen.render import new_environment
+    from llm_stream_codegen.rendering import new_environment
 
     name = "python/__init__.py.j2"
     spec = load(ROOT)
@@ -86,7 +86,7 @@ def test_templates_render_alike_from_their_compiled_cache(folder: Path) -> None:
 
 
 def test_no_compiled_cache_when_the_cache_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    from llm_stream_codegen.render import new_environment
+    from llm_stream_codegen.rendering import new_environment
 
     monkeypatch.setenv("LLM_STREAM_CACHE_DIR", "")
     assert new_environment().bytecode_cache is None

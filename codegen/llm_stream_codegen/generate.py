@@ -2,7 +2,7 @@
 
 The examples are judged last, by the bindings just written (or, with --check, by the bindings on
 disk, which equal the rendering when nothing drifted). Rendering reads the templates of the
-project at `root` when it has them (`render.templates_of`).
+project at `root` when it has them (`rendering.templates_of`).
 
 Exit codes: 0 done (or up to date); 1 the source has errors (or, with --check, generated/
 differs from the source); with --check, errors in the source exit 2, so that 1 always means
@@ -18,7 +18,8 @@ from .check import check
 from .examples import start_verifying, verdict, verify_in_subprocess
 from .model import Spec
 from .output import drift, write
-from .render import Artifact, render_all, templates_of
+from .render import render_all
+from .rendering import Artifact, templates_of
 from .sources import SourceError, json_line
 from .validator_compiler import SchemaCompileError
 

@@ -1,5 +1,5 @@
 """A cache of what an external generator made, by the hash of everything its output depends on;
-jinja keeps its compiled templates beside it (`render.new_environment`).
+jinja keeps its compiled templates beside it (`rendering.new_environment`).
 
 datamodel-code-generator takes most of the time of `llm-stream generate`, and its output is a
 function of its input, its arguments and the versions of the packages that run it: with all of
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 
-from .output import write_atomic
+from .atomic import write_atomic
 
 
 def cache_dir() -> Path | None:

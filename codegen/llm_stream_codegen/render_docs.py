@@ -40,10 +40,10 @@ from .model import (
     StateMachine,
     VendorMap,
 )
-from .render import Artifact, inputs_hash, markup_header, new_environment, template_dir
 from .render_diagram import state_diagram
 from .render_mappings import MAPPINGS_INDEX, mapping_page, shown_rows, vendor_values
 from .render_registry import RegistryTable, registry_tables
+from .rendering import Artifact, inputs_hash, markup_header, new_environment, template_dir
 from .schema_walk import iter_nodes, resolve_ref
 
 DOCS_OUT = "generated/docs"
