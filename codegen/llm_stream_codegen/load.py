@@ -98,7 +98,7 @@ def registry_value_schema(registry: ValueRegistry) -> SchemaDoc:
     return SchemaDoc(registry.schema_id, None, MappingProxyType(document))
 
 
-def _event_type(entry: Mapping[str, Any], display: str) -> EventType:
+def event_type_of(entry: Mapping[str, Any], display: str) -> EventType:
     where = Where(display, line_of(entry))
     life = _require(entry, "lifecycle", where)
     expected = life.get("expected") or {}
@@ -292,7 +292,7 @@ def load(root: Path, files: SourceFiles | None = None) -> Spec:
             for d in spec_data["decisions"]
         ),
         schemas=_frozen(schemas),
-        event_types=tuple(_event_type(e, events_display) for e in events_data["entries"]),
+        event_types=tuple(event_type_of(e, events_display) for e in events_data["entries"]),
         value_registries=_frozen(value_registries),
         media_types=tuple(
             MediaType(m["name"], m["status"], m["date"], m["reference"],
