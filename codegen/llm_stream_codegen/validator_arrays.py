@@ -1,0 +1,149 @@
+"""The array keywords in both modes: `prefixItems`, `items`, `minItems`/`maxItems`,
+`uniqueItems`, `contains` with `minContains`/`maxContains`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .validator_code import Function, Ptr, plural
+from .validator_generic import GenericKeywords
+from .validator_index import Loc
+
+
+class ArrayKeywords(GenericKeywords):
+    """The array keywords."""
+
+    def _is_array(
+        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str
+    ) -> None:
+        prefix = self._subs(node, "prefixItems", loc) if "prefixItems" in node else []
+        for i, (sub, sub_loc) in enumerate(prefix):
+            w = fn.var("v")
+            body = fn.capture(self._is, fn, ind + 1, sub, sub_loc, w)
+            fn.block(ind, f"if len({v}) > {i}:", body, [(w, f"{v}[{i}]")])
+        if "items" in node:
+            items, items_loc = self._sub(node, "items", loc)
+            if items is False:
+                fn.emit(ind, f"if len({v}) > {len(prefix)}:")
+                fn.emit(ind + 1, "return False")
+            elif prefix:
+                index, w = fn.var("i"), fn.var("v")
+                body = fn.capture(self._is, fn, ind + 1, items, items_loc, w)
+                header = f"for {index} in range({len(prefix)}, len({v})):"
+                fn.block(ind, header, body, [(w, f"{v}[{index}]")])
+            else:
+                w = fn.var("v")
+                body = fn.capture(lambda: self._is(fn, ind + 1, items, items_loc, w))
+                fn.block(ind, f"for {w} in {v}:", body)
+        if "minItems" in node:
+            fn.emit(ind, f"if len({v}) < {self._count(node, 'minItems', loc)}:")
+            fn.emit(ind + 1, "return False")
+        if "maxItems" in node:
+            fn.emit(ind, f"if len({v}) > {self._count(node, 'maxItems', loc)}:")
+            fn.emit(ind + 1, "return False")
+        if self._unique_items(node, loc):
+            fn.emit(ind, f"if not _unique({v}):")
+            fn.emit(ind + 1, "return False")
+        contains = self._contains(node, loc)
+        if contains is not None:
+            sub, sub_loc, least, most = contains
+            call = self._helper("is", sub, sub_loc).name
+            w = fn.var("v")
+            if least == 1 and most is None:
+                fn.emit(ind, f"for {w} in {v}:")
+                fn.emit(ind + 1, f"if {call}({w}):")
+                fn.emit(ind + 2, "break")
+                fn.emit(ind, "else:")
+                fn.emit(ind + 1, "return False")
+            else:
+                n = fn.var("n")
+                fn.emit(ind, f"{n} = 0")
+                fn.emit(ind, f"for {w} in {v}:")
+                fn.emit(ind + 1, f"if {call}({w}):")
+                fn.emit(ind + 2, f"{n} += 1")
+                tests = [f"{n} < {least}"] if least else []
+                if most is not None:
+                    tests.append(f"{n} > {most}")
+                fn.emit(ind, f"if {' or '.join(tests)}:")
+                fn.emit(ind + 1, "return False")
+
+    def _unique_items(self, node: Mapping[str, Any], loc: Loc) -> bool:
+        if "uniqueItems" not in node:
+            return False
+        value = node["uniqueItems"]
+        if not isinstance(value, bool):
+            raise loc.fail(f"uniqueItems must be a boolean, got {value!r}")
+        return value
+
+    def _contains(
+        self, node: Mapping[str, Any], loc: Loc
+    ) -> tuple[object, Loc, int, int | None] | None:
+        """contains with its bounds, or None when it cannot fail (as minContains: 0 makes it)."""
+        least = self._count(node, "minContains", loc) if "minContains" in node else 1
+        most = self._count(node, "maxContains", loc) if "maxContains" in node else None
+        if "contains" not in node:
+            return None
+        sub, sub_loc = self._sub(node, "contains", loc)
+        if least == 0 and most is None:
+            self._check_tree(sub, sub_loc)  # no effect, but no unknown keyword
+            return None
+        return sub, sub_loc, least, most
+
+    def _val_array(
+        self,
+        fn: Function,
+        ind: int,
+        node: Mapping[str, Any],
+        loc: Loc,
+        v: str,
+        ptr: Ptr,
+        rule: str,
+    ) -> None:
+        subject = ptr.subject()
+        prefix = self._subs(node, "prefixItems", loc) if "prefixItems" in node else []
+        for i, (sub, sub_loc) in enumerate(prefix):
+            w = fn.var("v")
+            body = fn.capture(self._val, fn, ind + 1, sub, sub_loc, w, ptr.index(i), rule)
+            fn.block(ind, f"if len({v}) > {i}:", body, [(w, f"{v}[{i}]")])
+        if "items" in node:
+            items, items_loc = self._sub(node, "items", loc)
+            if items is False:
+                fn.emit(ind, f"if len({v}) > {len(prefix)}:")
+                words = f" must have at most {plural(len(prefix), 'item', 'items')}, got "
+                self._error(fn, ind + 1, rule, ptr, [*subject, (False, words), (True, f"len({v})")])
+            else:
+                index, w = fn.var("i"), fn.var("v")
+                item_ptr = ptr.dynamic_index(index)
+                body = fn.capture(self._val, fn, ind + 1, items, items_loc, w, item_ptr, rule)
+                if prefix:
+                    header = f"for {index} in range({len(prefix)}, len({v})):"
+                    fn.block(ind, header, body, [(w, f"{v}[{index}]")])
+                else:
+                    fn.block(ind, f"for {index}, {w} in enumerate({v}):", body)
+        for key, op, word in (("minItems", "<", "at least"), ("maxItems", ">", "at most")):
+            if key in node:
+                n = self._count(node, key, loc)
+                fn.emit(ind, f"if len({v}) {op} {n}:")
+                words = f" must have {word} {plural(n, 'item', 'items')}, got "
+                self._error(fn, ind + 1, rule, ptr, [*subject, (False, words), (True, f"len({v})")])
+        if self._unique_items(node, loc):
+            fn.emit(ind, f"if not _unique({v}):")
+            self._error(fn, ind + 1, rule, ptr, [*subject, (False, " must not contain duplicates")])
+        contains = self._contains(node, loc)
+        if contains is not None:
+            sub, sub_loc, least, most = contains
+            call = self._helper("is", sub, sub_loc).name
+            matches, w = fn.var("n"), fn.var("v")
+            fn.emit(ind, f"{matches} = 0")
+            fn.emit(ind, f"for {w} in {v}:")
+            fn.emit(ind + 1, f"if {call}({w}):")
+            fn.emit(ind + 2, f"{matches} += 1")
+            for limit, op, word in ((least, "<", "at least"), (most, ">", "at most")):
+                if limit is None or (op == "<" and limit == 0):
+                    continue
+                fn.emit(ind, f"if {matches} {op} {limit}:")
+                words = f" must contain {word} {plural(limit, 'item', 'items')} matching "
+                message = [*subject, (False, words + "its contains schema, got "), (True, matches)]
+                self._error(fn, ind + 1, rule, ptr, message)
