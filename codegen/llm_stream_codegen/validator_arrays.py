@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .validator_code import Function, Ptr, plural
+from .validator_core import ARRAY_BOUNDS
 from .validator_generic import GenericKeywords
 from .validator_index import Loc
 
@@ -37,12 +38,7 @@ class ArrayKeywords(GenericKeywords):
                 w = fn.var("v")
                 body = fn.capture(lambda: self._is(fn, ind + 1, items, items_loc, w))
                 fn.block(ind, f"for {w} in {v}:", body)
-        if "minItems" in node:
-            fn.emit(ind, f"if len({v}) < {self._count(node, 'minItems', loc)}:")
-            fn.emit(ind + 1, "return False")
-        if "maxItems" in node:
-            fn.emit(ind, f"if len({v}) > {self._count(node, 'maxItems', loc)}:")
-            fn.emit(ind + 1, "return False")
+        self._bounds(fn, ind, node, loc, v, ARRAY_BOUNDS, self._returns_false(fn))
         if self._unique_items(node, loc):
             fn.emit(ind, f"if not _unique({v}):")
             fn.emit(ind + 1, "return False")
@@ -122,12 +118,7 @@ class ArrayKeywords(GenericKeywords):
                     fn.block(ind, header, body, [(w, f"{v}[{index}]")])
                 else:
                     fn.block(ind, f"for {index}, {w} in enumerate({v}):", body)
-        for key, op, word in (("minItems", "<", "at least"), ("maxItems", ">", "at most")):
-            if key in node:
-                n = self._count(node, key, loc)
-                fn.emit(ind, f"if len({v}) {op} {n}:")
-                words = f" must have {word} {plural(n, 'item', 'items')}, got "
-                self._error(fn, ind + 1, rule, ptr, [*subject, (False, words), (True, f"len({v})")])
+        self._bounds(fn, ind, node, loc, v, ARRAY_BOUNDS, self._reports(fn, rule, ptr))
         if self._unique_items(node, loc):
             fn.emit(ind, f"if not _unique({v}):")
             self._error(fn, ind + 1, rule, ptr, [*subject, (False, " must not contain duplicates")])

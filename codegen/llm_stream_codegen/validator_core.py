@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -23,7 +23,9 @@ from .validator_code import (
     fstring_lines,
     identifier,
     lit,
+    number_text,
     pattern_lit,
+    plural,
     py_block,
     py_inline,
     type_test,
@@ -142,6 +144,52 @@ SUPPORTED_KEYWORDS: Final = frozenset(
 
 
 MAX_DISCRIMINATED_BRANCHES: Final = 12
+
+
+@dataclass(frozen=True)
+class Bound:
+    """A keyword that bounds a count (`len(v)`) or a number (`v`): one description, from which the
+    fast path and the full path are both emitted."""
+
+    keyword: str
+    fails: str
+    """The comparison of the measure with the limit that fails the check."""
+    counts: bool
+    """Whether the limit bounds `len(v)` (a non-negative integer) rather than `v`."""
+    says: Callable[[int | float], str]
+    """The error message after the subject, given the limit; the measure follows it."""
+
+
+def _count_words(verb: str, unit: str, units: str, tail: str = "") -> Callable[[int | float], str]:
+    return lambda n: f" must {verb} {plural(n, unit, units)}{tail}, got "
+
+
+def _number_words(holds: str) -> Callable[[int | float], str]:
+    return lambda limit: f" must be {holds} {number_text(limit)}, got "
+
+
+STRING_BOUNDS: Final = (
+    Bound("minLength", "<", True, _count_words("be at least", "character", "characters", " long")),
+    Bound("maxLength", ">", True, _count_words("be at most", "character", "characters", " long")),
+)
+ARRAY_BOUNDS: Final = (
+    Bound("minItems", "<", True, _count_words("have at least", "item", "items")),
+    Bound("maxItems", ">", True, _count_words("have at most", "item", "items")),
+)
+OBJECT_BOUNDS: Final = (
+    Bound("minProperties", "<", True, _count_words("have at least", "property", "properties")),
+    Bound("maxProperties", ">", True, _count_words("have at most", "property", "properties")),
+)
+NUMBER_BOUNDS: Final = (
+    Bound("minimum", "<", False, _number_words(">=")),
+    Bound("maximum", ">", False, _number_words("<=")),
+    Bound("exclusiveMinimum", "<=", False, _number_words(">")),
+    Bound("exclusiveMaximum", ">=", False, _number_words("<")),
+)
+
+Failure = Callable[[int, list[Part]], None]
+"""What a failed check emits at an indentation: `return False` in the fast path; in the full path
+an error whose message is the subject followed by the given parts."""
 
 
 class CompilerCore:
@@ -511,3 +559,33 @@ class CompilerCore:
         if isinstance(node, Mapping) and isinstance(node.get("x-rule"), str):
             return lit(node["x-rule"])
         return inherited
+
+    # ---- checks described once, emitted in both modes ---------------------------------------
+
+    @staticmethod
+    def _returns_false(fn: Function) -> Failure:
+        return lambda ind, _message: fn.emit(ind, "return False")
+
+    def _reports(self, fn: Function, rule: str, ptr: Ptr) -> Failure:
+        subject = ptr.subject()
+        return lambda ind, message: self._error(fn, ind, rule, ptr, [*subject, *message])
+
+    def _bounds(
+        self,
+        fn: Function,
+        ind: int,
+        node: Mapping[str, Any],
+        loc: Loc,
+        v: str,
+        bounds: Sequence[Bound],
+        failed: Failure,
+    ) -> None:
+        for bound in bounds:
+            if bound.keyword in node:
+                limit: int | float
+                if bound.counts:
+                    measure, limit = f"len({v})", self._count(node, bound.keyword, loc)
+                else:
+                    measure, limit = v, self._number(node, bound.keyword, loc)
+                fn.emit(ind, f"if {measure} {bound.fails} {limit!r}:")
+                failed(ind + 1, [(False, bound.says(limit)), (True, measure)])

@@ -8,7 +8,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from .validator_code import Function, Ptr, lit, plural
+from .validator_code import Function, Ptr, lit
+from .validator_core import OBJECT_BOUNDS
 from .validator_generic import GenericKeywords
 from .validator_index import Loc
 from .validator_runtime import uses
@@ -106,12 +107,7 @@ class ObjectKeywords(GenericKeywords):
             k = fn.var("k")
             body = fn.capture(lambda: self._is(fn, ind + 1, names, names_loc, k))
             fn.block(ind, f"for {k} in {v}:", body)
-        if "minProperties" in node:
-            fn.emit(ind, f"if len({v}) < {self._count(node, 'minProperties', loc)}:")
-            fn.emit(ind + 1, "return False")
-        if "maxProperties" in node:
-            fn.emit(ind, f"if len({v}) > {self._count(node, 'maxProperties', loc)}:")
-            fn.emit(ind + 1, "return False")
+        self._bounds(fn, ind, node, loc, v, OBJECT_BOUNDS, self._returns_false(fn))
         for name, needs in self._dependent_required(node, loc):
             missing = " or ".join(f"{lit(n)} not in {v}" for n in needs)
             fn.emit(ind, f"if {lit(name)} in {v} and ({missing}):")
@@ -151,7 +147,6 @@ class ObjectKeywords(GenericKeywords):
         ptr: Ptr,
         rule: str,
     ) -> None:
-        subject = ptr.subject()
         props = self._sub_map(node, "properties", loc) if "properties" in node else []
         required = self._strings(node, "required", loc) if "required" in node else []
         is_required = set(required)
@@ -211,15 +206,7 @@ class ObjectKeywords(GenericKeywords):
                 fn.block(
                     ind, f"for {k} in {v}:", [f"{'    ' * (ind + 1)}if not {call}({k}):", *inner]
                 )
-        for key, op, word in (
-            ("minProperties", "<", "at least"),
-            ("maxProperties", ">", "at most"),
-        ):
-            if key in node:
-                n = self._count(node, key, loc)
-                fn.emit(ind, f"if len({v}) {op} {n}:")
-                words = f" must have {word} {plural(n, 'property', 'properties')}, got "
-                self._error(fn, ind + 1, rule, ptr, [*subject, (False, words), (True, f"len({v})")])
+        self._bounds(fn, ind, node, loc, v, OBJECT_BOUNDS, self._reports(fn, rule, ptr))
         for name, needs in self._dependent_required(node, loc):
             fn.emit(ind, f"if {lit(name)} in {v}:")
             trigger = ptr.key(name)

@@ -5,9 +5,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Final
+from typing import Any
 
-from .validator_code import Function, Ptr, number_text, plural, shorten
+from .validator_code import Function, Ptr, number_text, shorten
+from .validator_core import NUMBER_BOUNDS, STRING_BOUNDS
 from .validator_generic import GenericKeywords
 from .validator_index import Loc
 
@@ -18,12 +19,7 @@ class StringKeywords(GenericKeywords):
     def _is_string(
         self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str
     ) -> None:
-        if "minLength" in node:
-            fn.emit(ind, f"if len({v}) < {self._count(node, 'minLength', loc)}:")
-            fn.emit(ind + 1, "return False")
-        if "maxLength" in node:
-            fn.emit(ind, f"if len({v}) > {self._count(node, 'maxLength', loc)}:")
-            fn.emit(ind + 1, "return False")
+        self._bounds(fn, ind, node, loc, v, STRING_BOUNDS, self._returns_false(fn))
         if "pattern" in node:
             fn.emit(ind, f"if {self._search(node['pattern'], loc, v, negate=True)}:")
             fn.emit(ind + 1, "return False")
@@ -39,12 +35,7 @@ class StringKeywords(GenericKeywords):
         rule: str,
     ) -> None:
         subject = ptr.subject()
-        for key, op, word in (("minLength", "<", "at least"), ("maxLength", ">", "at most")):
-            if key in node:
-                n = self._count(node, key, loc)
-                fn.emit(ind, f"if len({v}) {op} {n}:")
-                words = f" must be {word} {plural(n, 'character', 'characters')} long, got "
-                self._error(fn, ind + 1, rule, ptr, [*subject, (False, words), (True, f"len({v})")])
+        self._bounds(fn, ind, node, loc, v, STRING_BOUNDS, self._reports(fn, rule, ptr))
         if "pattern" in node:
             pattern = node["pattern"]
             fn.emit(ind, f"if {self._search(pattern, loc, v, negate=True)}:")
@@ -54,13 +45,6 @@ class StringKeywords(GenericKeywords):
 
 class NumberKeywords(GenericKeywords):
     """The number keywords."""
-
-    _COMPARISONS: Final = (
-        ("minimum", "<", ">="),
-        ("maximum", ">", "<="),
-        ("exclusiveMinimum", "<=", ">"),
-        ("exclusiveMaximum", ">=", "<"),
-    )
 
     def _not_multiple_test(self, node: Mapping[str, Any], loc: Loc, v: str) -> str | None:
         if "multipleOf" not in node:
@@ -75,10 +59,7 @@ class NumberKeywords(GenericKeywords):
     def _is_number(
         self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str
     ) -> None:
-        for key, fails, _ in self._COMPARISONS:
-            if key in node:
-                fn.emit(ind, f"if {v} {fails} {self._number(node, key, loc)!r}:")
-                fn.emit(ind + 1, "return False")
+        self._bounds(fn, ind, node, loc, v, NUMBER_BOUNDS, self._returns_false(fn))
         test = self._not_multiple_test(node, loc, v)
         if test is not None:
             fn.emit(ind, f"if {test}:")
@@ -95,12 +76,7 @@ class NumberKeywords(GenericKeywords):
         rule: str,
     ) -> None:
         subject = ptr.subject()
-        for key, fails, holds in self._COMPARISONS:
-            if key in node:
-                limit = self._number(node, key, loc)
-                fn.emit(ind, f"if {v} {fails} {limit!r}:")
-                words = f" must be {holds} {number_text(limit)}, got "
-                self._error(fn, ind + 1, rule, ptr, [*subject, (False, words), (True, v)])
+        self._bounds(fn, ind, node, loc, v, NUMBER_BOUNDS, self._reports(fn, rule, ptr))
         test = self._not_multiple_test(node, loc, v)
         if test is not None:
             fn.emit(ind, f"if {test}:")
