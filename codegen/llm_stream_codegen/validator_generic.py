@@ -76,22 +76,19 @@ class GenericKeywords(CompilerCore):
         if "allOf" in node:
             for sub, sub_loc in self._subs(node, "allOf", loc):
                 self._is(fn, ind, sub, sub_loc, v)
-        if "anyOf" in node:
-            branches = self._subs(node, "anyOf", loc)
-            if len(branches) == 1:
-                self._is(fn, ind, *branches[0], v)
-            else:
-                calls = [f"{self._helper('is', s, sl).name}({v})" for s, sl in branches]
-                self._emit_condition(fn, ind, "not (", calls, " or ", ")")
-                fn.emit(ind + 1, "return False")
-        if "oneOf" in node:
-            branches = self._subs(node, "oneOf", loc)
-            if len(branches) == 1:
-                self._is(fn, ind, *branches[0], v)
-            else:
-                calls = [f"{self._helper('is', s, sl).name}({v})" for s, sl in branches]
-                self._emit_condition(fn, ind, "", calls, " + ", " != 1")
-                fn.emit(ind + 1, "return False")
+        # anyOf fails when no branch holds, oneOf when not exactly one does.
+        for key, head, joint, tail in (
+            ("anyOf", "not (", " or ", ")"),
+            ("oneOf", "", " + ", " != 1"),
+        ):
+            if key in node:
+                branches = self._subs(node, key, loc)
+                if len(branches) == 1:
+                    self._is(fn, ind, *branches[0], v)
+                else:
+                    calls = [f"{self._helper('is', s, sl).name}({v})" for s, sl in branches]
+                    self._emit_condition(fn, ind, head, calls, joint, tail)
+                    fn.emit(ind + 1, "return False")
         if "not" in node:
             sub, sub_loc = self._sub(node, "not", loc)
             fn.emit(ind, f"if {self._helper('is', sub, sub_loc).name}({v}):")
