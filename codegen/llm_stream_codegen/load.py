@@ -42,7 +42,6 @@ from .source_files import (
     SOURCE_DIRS,
     SPEC_FILE,
     SourceFiles,
-    hash_files,
     read_source,
     source_files,
 )
@@ -307,7 +306,7 @@ def load(root: Path, files: SourceFiles | None = None) -> Spec:
             for name, (_, data) in registries.items()
         }),
         mappings=_frozen(_mappings(files)),
-        input_hash=hash_files(root, source_files(root)),
+        input_hash=files.input_hash,
     )
 
 

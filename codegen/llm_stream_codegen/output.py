@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .atomic import write_atomic
-from .rendering import Artifact
+
+if TYPE_CHECKING:
+    from .rendering import Artifact
 
 GENERATED = "generated"
 _IGNORED_PARTS = frozenset({"__pycache__", "node_modules", "dist"})

@@ -84,3 +84,17 @@ def cached(key: str, make: Callable[[], str]) -> str:
     with contextlib.suppress(OSError):
         write_atomic(entry, text.encode())
     return text
+
+
+def known(key: str) -> bool:
+    """Whether a verdict was remembered under `key` (see `remember`)."""
+    folder = trusted_folder()
+    return folder is not None and (folder / f"{key}.ok").is_file()
+
+
+def remember(key: str) -> None:
+    """Remember a verdict under `key`: an empty entry, whose presence is the verdict."""
+    folder = trusted_folder()
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            write_atomic(folder / f"{key}.ok", b"")

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from .check import META
+from .check_files import meta_validator
 from .load import event_type_of
 from .model import URN, VENDORS, EventType, Spec
 from .registry_proposal import Proposal
@@ -349,7 +349,8 @@ def _field_name_problems(own: Mapping[str, Any]) -> list[str]:
 
 def built_schema_problems(document: Mapping[str, Any], spec: Spec) -> list[str]:
     problems = []
-    for error in sorted(META.iter_errors(document), key=lambda e: list(e.absolute_path)):
+    found = meta_validator().iter_errors(document)
+    for error in sorted(found, key=lambda e: list(e.absolute_path)):
         where = "/".join(str(p) for p in error.absolute_path)
         problems.append(f"the schema is not valid JSON Schema 2020-12 at /{where}: "
                         f"{error.message}")

@@ -105,6 +105,8 @@ class SourceFiles:
     """mappings/*.yaml with the display path."""
     schemas: Mapping[str, SchemaDoc]
     """schemas/**/*.json by $id."""
+    input_hash: str
+    """The hash of every file of the source (`hash_files`)."""
 
 
 Judge = Callable[[str, str, Any], None]
@@ -116,10 +118,11 @@ def _unjudged(schema: str, display: str, data: Any) -> None:
     """Loading alone judges nothing."""
 
 
-def read_source(root: Path, judge: Judge = _unjudged) -> SourceFiles:
+def read_source(root: Path, judge: Judge = _unjudged, *,
+                input_hash: str | None = None) -> SourceFiles:
     """Read and parse every file of the source, handing each YAML document to `judge` as soon
     as it is read, so that the faults of the files read before one that cannot be read are
-    still reported."""
+    still reported; `input_hash` is the hash of the files when the caller has it."""
 
     def judged(schema: str, display: str, data: Any) -> Any:
         judge(schema, display, data)
@@ -134,4 +137,7 @@ def read_source(root: Path, judge: Judge = _unjudged) -> SourceFiles:
     mappings = tuple(read_mapping_files(root))
     for display, data in mappings:
         judge(MAPPINGS_SCHEMA, display, data)
-    return SourceFiles(root, spec, examples, registries, mappings, load_schemas(root))
+    schemas = load_schemas(root)
+    if input_hash is None:
+        input_hash = hash_files(root, source_files(root))
+    return SourceFiles(root, spec, examples, registries, mappings, schemas, input_hash)
