@@ -5,12 +5,25 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Final
 
 from .validator_code import Function, Ptr, plural
-from .validator_core import ARRAY_BOUNDS
+from .validator_core import Check, CompilerCore, Verdict, count_bound
 from .validator_generic import GenericKeywords
 from .validator_index import Loc
+
+
+def _unique(compiler: CompilerCore, node: Mapping[str, Any], loc: Loc, v: str) -> Verdict | None:
+    if not compiler._unique_items(node, loc):  # uniqueItems: false asserts nothing
+        return None
+    return f"not _unique({v})", [(False, " must not contain duplicates")]
+
+
+ARRAY_CHECKS: Final = (
+    count_bound("minItems", "<", "have at least", "item", "items"),
+    count_bound("maxItems", ">", "have at most", "item", "items"),
+    Check("uniqueItems", _unique),
+)
 
 
 class ArrayKeywords(GenericKeywords):
@@ -38,10 +51,7 @@ class ArrayKeywords(GenericKeywords):
                 w = fn.var("v")
                 body = fn.capture(lambda: self._is(fn, ind + 1, items, items_loc, w))
                 fn.block(ind, f"for {w} in {v}:", body)
-        self._bounds(fn, ind, node, loc, v, ARRAY_BOUNDS, self._returns_false(fn))
-        if self._unique_items(node, loc):
-            fn.emit(ind, f"if not _unique({v}):")
-            fn.emit(ind + 1, "return False")
+        self._emit_checks(fn, ind, node, loc, v, ARRAY_CHECKS, self._returns_false(fn))
         contains = self._contains(node, loc)
         if contains is not None:
             sub, sub_loc, least, most = contains
@@ -64,14 +74,6 @@ class ArrayKeywords(GenericKeywords):
                     tests.append(f"{n} > {most}")
                 fn.emit(ind, f"if {' or '.join(tests)}:")
                 fn.emit(ind + 1, "return False")
-
-    def _unique_items(self, node: Mapping[str, Any], loc: Loc) -> bool:
-        if "uniqueItems" not in node:
-            return False
-        value = node["uniqueItems"]
-        if not isinstance(value, bool):
-            raise loc.fail(f"uniqueItems must be a boolean, got {value!r}")
-        return value
 
     def _contains(
         self, node: Mapping[str, Any], loc: Loc
@@ -118,10 +120,7 @@ class ArrayKeywords(GenericKeywords):
                     fn.block(ind, header, body, [(w, f"{v}[{index}]")])
                 else:
                     fn.block(ind, f"for {index}, {w} in enumerate({v}):", body)
-        self._bounds(fn, ind, node, loc, v, ARRAY_BOUNDS, self._reports(fn, rule, ptr))
-        if self._unique_items(node, loc):
-            fn.emit(ind, f"if not _unique({v}):")
-            self._error(fn, ind + 1, rule, ptr, [*subject, (False, " must not contain duplicates")])
+        self._emit_checks(fn, ind, node, loc, v, ARRAY_CHECKS, self._reports(fn, rule, ptr))
         contains = self._contains(node, loc)
         if contains is not None:
             sub, sub_loc, least, most = contains

@@ -22,12 +22,14 @@ from .validator_code import (
     fstring,
     fstring_lines,
     identifier,
+    json_text,
     lit,
     number_text,
     pattern_lit,
     plural,
     py_block,
     py_inline,
+    shorten,
     type_test,
 )
 from .validator_index import (
@@ -146,46 +148,60 @@ SUPPORTED_KEYWORDS: Final = frozenset(
 MAX_DISCRIMINATED_BRANCHES: Final = 12
 
 
+Verdict = tuple[str, list[Part]]
+"""The condition under which a check fails, and what its error says after the subject."""
+
+
 @dataclass(frozen=True)
-class Bound:
-    """A keyword that bounds a count (`len(v)`) or a number (`v`): one description, from which the
-    fast path and the full path are both emitted."""
+class Check:
+    """A keyword whose check is one condition on the value at hand, described once: `fails`
+    gives the condition and the error's words (None when the check cannot fail), and both modes
+    are emitted from it: the fast path returns False, the full path reports the error."""
 
     keyword: str
-    fails: str
-    """The comparison of the measure with the limit that fails the check."""
-    counts: bool
-    """Whether the limit bounds `len(v)` (a non-negative integer) rather than `v`."""
-    says: Callable[[int | float], str]
-    """The error message after the subject, given the limit; the measure follows it."""
+    fails: Callable[[CompilerCore, Mapping[str, Any], Loc, str], Verdict | None]
 
 
-def _count_words(verb: str, unit: str, units: str, tail: str = "") -> Callable[[int | float], str]:
-    return lambda n: f" must {verb} {plural(n, unit, units)}{tail}, got "
+def count_bound(keyword: str, fails: str, verb: str, unit: str, units: str,
+                tail: str = "") -> Check:
+    """minLength, maxItems, minProperties, ...: a bound on `len(v)`."""
+
+    def verdict(compiler: CompilerCore, node: Mapping[str, Any], loc: Loc, v: str) -> Verdict:
+        n = compiler._count(node, keyword, loc)
+        words = f" must {verb} {plural(n, unit, units)}{tail}, got "
+        return f"len({v}) {fails} {n!r}", [(False, words), (True, f"len({v})")]
+
+    return Check(keyword, verdict)
 
 
-def _number_words(holds: str) -> Callable[[int | float], str]:
-    return lambda limit: f" must be {holds} {number_text(limit)}, got "
+def number_bound(keyword: str, fails: str, holds: str) -> Check:
+    """minimum, exclusiveMaximum, ...: a bound on the number `v`."""
+
+    def verdict(compiler: CompilerCore, node: Mapping[str, Any], loc: Loc, v: str) -> Verdict:
+        limit = compiler._number(node, keyword, loc)
+        words = f" must be {holds} {number_text(limit)}, got "
+        return f"{v} {fails} {limit!r}", [(False, words), (True, v)]
+
+    return Check(keyword, verdict)
 
 
-STRING_BOUNDS: Final = (
-    Bound("minLength", "<", True, _count_words("be at least", "character", "characters", " long")),
-    Bound("maxLength", ">", True, _count_words("be at most", "character", "characters", " long")),
-)
-ARRAY_BOUNDS: Final = (
-    Bound("minItems", "<", True, _count_words("have at least", "item", "items")),
-    Bound("maxItems", ">", True, _count_words("have at most", "item", "items")),
-)
-OBJECT_BOUNDS: Final = (
-    Bound("minProperties", "<", True, _count_words("have at least", "property", "properties")),
-    Bound("maxProperties", ">", True, _count_words("have at most", "property", "properties")),
-)
-NUMBER_BOUNDS: Final = (
-    Bound("minimum", "<", False, _number_words(">=")),
-    Bound("maximum", ">", False, _number_words("<=")),
-    Bound("exclusiveMinimum", "<=", False, _number_words(">")),
-    Bound("exclusiveMaximum", ">=", False, _number_words("<")),
-)
+def _const(compiler: CompilerCore, node: Mapping[str, Any], loc: Loc, v: str) -> Verdict:
+    const = node["const"]
+    shown = shorten(json_text(const))
+    return compiler._const_test(const, v, loc, negate=True), [(False, f" must be {shown}")]
+
+
+def _enum(compiler: CompilerCore, node: Mapping[str, Any], loc: Loc, v: str) -> Verdict:
+    values = node["enum"]
+    test = compiler._enum_test(values, v, loc, negate=True)
+    shown = ", ".join(json_text(e) for e in values[:10])
+    if len(values) > 10:
+        shown += f", ... ({len(values)} values)"
+    return test, [(False, f" must be one of {shorten(shown)}")]
+
+
+VALUE_CHECKS: Final = (Check("const", _const), Check("enum", _enum))
+"""The checks of every type of value, after the type's own."""
 
 Failure = Callable[[int, list[Part]], None]
 """What a failed check emits at an indentation: `return False` in the fast path; in the full path
@@ -391,6 +407,14 @@ class CompilerCore:
             raise loc.fail(f"{key} must be an array of strings, got {value!r}")
         return list(dict.fromkeys(value))
 
+    def _unique_items(self, node: Mapping[str, Any], loc: Loc) -> bool:
+        if "uniqueItems" not in node:
+            return False
+        value = node["uniqueItems"]
+        if not isinstance(value, bool):
+            raise loc.fail(f"uniqueItems must be a boolean, got {value!r}")
+        return value
+
     @staticmethod
     def _types(node: Mapping[str, Any], loc: Loc) -> list[str] | None:
         if "type" not in node:
@@ -570,22 +594,21 @@ class CompilerCore:
         subject = ptr.subject()
         return lambda ind, message: self._error(fn, ind, rule, ptr, [*subject, *message])
 
-    def _bounds(
+    def _emit_checks(
         self,
         fn: Function,
         ind: int,
         node: Mapping[str, Any],
         loc: Loc,
         v: str,
-        bounds: Sequence[Bound],
+        checks: Sequence[Check],
         failed: Failure,
     ) -> None:
-        for bound in bounds:
-            if bound.keyword in node:
-                limit: int | float
-                if bound.counts:
-                    measure, limit = f"len({v})", self._count(node, bound.keyword, loc)
-                else:
-                    measure, limit = v, self._number(node, bound.keyword, loc)
-                fn.emit(ind, f"if {measure} {bound.fails} {limit!r}:")
-                failed(ind + 1, [(False, bound.says(limit)), (True, measure)])
+        """The checks of `checks` that `node` has, in their order, in the mode of `failed`."""
+        for check in checks:
+            if check.keyword in node:
+                verdict = check.fails(self, node, loc, v)
+                if verdict is not None:
+                    condition, words = verdict
+                    fn.emit(ind, f"if {condition}:")
+                    failed(ind + 1, words)

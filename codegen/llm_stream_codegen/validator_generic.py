@@ -20,7 +20,13 @@ from .validator_code import (
     type_test,
     type_words,
 )
-from .validator_core import ANNOTATION_KEYWORDS, GROUPS, MAX_DISCRIMINATED_BRANCHES, CompilerCore
+from .validator_core import (
+    ANNOTATION_KEYWORDS,
+    GROUPS,
+    MAX_DISCRIMINATED_BRANCHES,
+    VALUE_CHECKS,
+    CompilerCore,
+)
 from .validator_index import Loc, child_loc
 from .validator_runtime import uses
 
@@ -50,12 +56,7 @@ class GenericKeywords(CompilerCore):
         elif types is not None:
             fn.emit(ind, f"if {type_test(types, v, negate=True)}:")
             fn.emit(ind + 1, "return False")
-        if "const" in node:
-            fn.emit(ind, f"if {self._const_test(node['const'], v, loc, negate=True)}:")
-            fn.emit(ind + 1, "return False")
-        if "enum" in node:
-            fn.emit(ind, f"if {self._enum_test(node['enum'], v, loc, negate=True)}:")
-            fn.emit(ind + 1, "return False")
+        self._emit_checks(fn, ind, node, loc, v, VALUE_CHECKS, self._returns_false(fn))
         for group, keywords in GROUPS:
             if not any(k in node for k in keywords):
                 continue
@@ -175,20 +176,7 @@ class GenericKeywords(CompilerCore):
             else:
                 fn.emit(ind, f"if {type_test(types, v, negate=True)}:")
             self._error(fn, ind + 1, rule, ptr, message)
-        if "const" in node:
-            const = node["const"]
-            fn.emit(ind, f"if {self._const_test(const, v, loc, negate=True)}:")
-            shown = shorten(json_text(const))
-            self._error(fn, ind + 1, rule, ptr, [*subject, (False, f" must be {shown}")])
-        if "enum" in node:
-            values = node["enum"]
-            fn.emit(ind, f"if {self._enum_test(values, v, loc, negate=True)}:")
-            shown = ", ".join(json_text(e) for e in values[:10])
-            if len(values) > 10:
-                shown += f", ... ({len(values)} values)"
-            self._error(
-                fn, ind + 1, rule, ptr, [*subject, (False, f" must be one of {shorten(shown)}")]
-            )
+        self._emit_checks(fn, ind, node, loc, v, VALUE_CHECKS, self._reports(fn, rule, ptr))
         for group, keywords in GROUPS:
             if group in done or not any(k in node for k in keywords):
                 continue

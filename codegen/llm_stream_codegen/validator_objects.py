@@ -6,13 +6,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import Any, Final
 
 from .validator_code import Function, Ptr, lit
-from .validator_core import OBJECT_BOUNDS
+from .validator_core import count_bound
 from .validator_generic import GenericKeywords
 from .validator_index import Loc
 from .validator_runtime import uses
+
+OBJECT_CHECKS: Final = (
+    count_bound("minProperties", "<", "have at least", "property", "properties"),
+    count_bound("maxProperties", ">", "have at most", "property", "properties"),
+)
 
 
 class ObjectKeywords(GenericKeywords):
@@ -107,7 +112,7 @@ class ObjectKeywords(GenericKeywords):
             k = fn.var("k")
             body = fn.capture(lambda: self._is(fn, ind + 1, names, names_loc, k))
             fn.block(ind, f"for {k} in {v}:", body)
-        self._bounds(fn, ind, node, loc, v, OBJECT_BOUNDS, self._returns_false(fn))
+        self._emit_checks(fn, ind, node, loc, v, OBJECT_CHECKS, self._returns_false(fn))
         for name, needs in self._dependent_required(node, loc):
             missing = " or ".join(f"{lit(n)} not in {v}" for n in needs)
             fn.emit(ind, f"if {lit(name)} in {v} and ({missing}):")
@@ -206,7 +211,7 @@ class ObjectKeywords(GenericKeywords):
                 fn.block(
                     ind, f"for {k} in {v}:", [f"{'    ' * (ind + 1)}if not {call}({k}):", *inner]
                 )
-        self._bounds(fn, ind, node, loc, v, OBJECT_BOUNDS, self._reports(fn, rule, ptr))
+        self._emit_checks(fn, ind, node, loc, v, OBJECT_CHECKS, self._reports(fn, rule, ptr))
         for name, needs in self._dependent_required(node, loc):
             fn.emit(ind, f"if {lit(name)} in {v}:")
             trigger = ptr.key(name)
