@@ -22,14 +22,14 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from .ts_literals import pascal, template, ts_literal, ts_property
 from .ts_patterns import PatternError, ecmascript_pattern
-from .validator_code import Function, json_text, plural, shorten, type_words
+from .validator_code import Function, Part, Ptr, json_text, plural, shorten, type_words
 from .validator_compiler import Compiler, ValidatorRoot
-from .validator_core import ANNOTATION_KEYWORDS, GROUPS, MAX_DISCRIMINATED_BRANCHES
-from .validator_index import Loc, SchemaCompileError, escape
+from .validator_core import ANNOTATION_KEYWORDS, GROUPS, MAX_DISCRIMINATED_BRANCHES, group_guard
+from .validator_index import Loc, SchemaCompileError
 
 __all__ = ["RUNTIME_MODULE", "compile_typescript_validators"]
 
@@ -49,8 +49,6 @@ _COMPARISONS: Final = (
     ("exclusiveMaximum", ">=", "<"),
 )
 
-Part = tuple[bool, str]  # (is_expression, text)
-
 
 def compile_typescript_validators(
     schemas: Mapping[str, Mapping[str, Any]], roots: Sequence[ValidatorRoot], appendix: str = ""
@@ -61,33 +59,15 @@ def compile_typescript_validators(
 
 
 @dataclass(frozen=True)
-class _Pointer:
-    """The JSON pointer of the value being checked, as pieces of a string built on error."""
+class _Pointer(Ptr):
+    """The JSON pointer of the value being checked, in the TypeScript runtime's names."""
 
-    parts: tuple[Part, ...] = ()
+    ESCAPE: ClassVar[str] = "esc"
+    NAMED: ClassVar[str] = "at"
 
-    def key(self, name: str) -> _Pointer:
-        return _Pointer((*self.parts, (False, "/" + escape(name))))
-
-    def index(self, i: int) -> _Pointer:
-        return _Pointer((*self.parts, (False, f"/{i}")))
-
-    def dynamic_key(self, var: str) -> _Pointer:
-        return _Pointer((*self.parts, (False, "/"), (True, f"esc({var})")))
-
-    def dynamic_index(self, var: str) -> _Pointer:
-        return _Pointer((*self.parts, (False, "/"), (True, var)))
-
-    def code(self) -> str:
-        return "p" if self.parts == ((True, "p"),) else template(self.parts)
-
-    def subject(self) -> tuple[Part, ...]:
-        """How a message names the value: its pointer, or "the value" at the root."""
-        if not self.parts:
-            return ((False, "the value"),)
-        if self.parts == ((True, "p"),):
-            return ((True, "at(p)"),)
-        return self.parts
+    @staticmethod
+    def string(parts: Sequence[Part]) -> str:
+        return template(parts)
 
 
 @dataclass
@@ -239,21 +219,6 @@ class _TypeScriptCompiler:
             return ts_literal(node["x-rule"])
         return inherited
 
-    @staticmethod
-    def _group_guard(types: list[str] | None, group: str, v: str) -> str | None:
-        """How keywords of a type group are guarded: None to skip them, "" for no guard."""
-        if types is None:
-            return type_test([group], v, negate=False)
-        if group == "number":
-            if not {"number", "integer"} & set(types):
-                return None
-            if set(types) <= {"number", "integer"}:
-                return ""
-            return type_test(["number"], v, negate=False)
-        if group not in types:
-            return None
-        return "" if types == [group] else type_test([group], v, negate=False)
-
     def _const_test(self, value: object, v: str, loc: Loc, *, negate: bool) -> str:
         """A TypeScript expression true when `v` equals (negate: differs from) a JSON value."""
         if value is None or isinstance(value, bool | str | int | float):
@@ -319,7 +284,7 @@ class _TypeScriptCompiler:
         for group, keywords in GROUPS:
             if group in done or not any(k in node for k in keywords):
                 continue
-            guard = self._group_guard(types, group, v)
+            guard = group_guard(types, group, lambda only: type_test(only, v, negate=False))
             if guard is None:
                 continue
             if types is not None and guard == "" and types != [group]:

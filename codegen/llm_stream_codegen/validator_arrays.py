@@ -90,13 +90,7 @@ class ArrayKeywords(GenericKeywords):
         return sub, sub_loc, least, most
 
     def _val_array(
-        self,
-        fn: Function,
-        ind: int,
-        node: Mapping[str, Any],
-        loc: Loc,
-        v: str,
-        ptr: Ptr,
+        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str, ptr: Ptr,
         rule: str,
     ) -> None:
         subject = ptr.subject()

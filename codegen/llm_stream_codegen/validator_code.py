@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Final
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar, Final, Self
 
 from .validator_index import Loc, escape
 from .validator_runtime import uses
@@ -176,33 +176,40 @@ def fstring_lines(parts: Sequence[Part], width: int) -> list[str]:
 
 @dataclass(frozen=True)
 class Ptr:
-    """The JSON pointer of the value being checked, as pieces of a string built on error."""
+    """The JSON pointer of the value being checked, as pieces of a string built on error; the
+    generated code's names for escaping a key and for naming the value at a pointer, and its
+    string syntax, are the language's (`ts_validators` has its own)."""
 
     parts: tuple[Part, ...] = ()
+    ESCAPE: ClassVar[str] = "_esc"
+    NAMED: ClassVar[str] = "_at"
 
-    def key(self, name: str) -> Ptr:
-        return Ptr((*self.parts, (False, "/" + escape(name))))
+    def key(self, name: str) -> Self:
+        return replace(self, parts=(*self.parts, (False, "/" + escape(name))))
 
-    def index(self, i: int) -> Ptr:
-        return Ptr((*self.parts, (False, f"/{i}")))
+    def index(self, i: int) -> Self:
+        return replace(self, parts=(*self.parts, (False, f"/{i}")))
 
-    def dynamic_key(self, var: str) -> Ptr:
-        return Ptr((*self.parts, (False, "/"), (True, f"_esc({var})")))
+    def dynamic_key(self, var: str) -> Self:
+        return replace(self, parts=(*self.parts, (False, "/"), (True, f"{self.ESCAPE}({var})")))
 
-    def dynamic_index(self, var: str) -> Ptr:
-        return Ptr((*self.parts, (False, "/"), (True, var)))
+    def dynamic_index(self, var: str) -> Self:
+        return replace(self, parts=(*self.parts, (False, "/"), (True, var)))
 
     def code(self) -> str:
-        if self.parts == ((True, "p"),):
-            return "p"
-        return fstring(self.parts)
+        return "p" if self.parts == ((True, "p"),) else self.string(self.parts)
+
+    @staticmethod
+    def string(parts: Sequence[Part]) -> str:
+        """The parts as a string expression of the generated code."""
+        return fstring(parts)
 
     def subject(self) -> tuple[Part, ...]:
         """How a message names the value: its pointer, or "the value" at the root."""
         if not self.parts:
             return ((False, "the value"),)
         if self.parts == ((True, "p"),):
-            return ((True, "_at(p)"),)
+            return ((True, f"{self.NAMED}(p)"),)
         return self.parts
 
 

@@ -203,6 +203,24 @@ def _enum(compiler: CompilerCore, node: Mapping[str, Any], loc: Loc, v: str) -> 
 VALUE_CHECKS: Final = (Check("const", _const), Check("enum", _enum))
 """The checks of every type of value, after the type's own."""
 
+def group_guard(types: list[str] | None, group: str,
+                test: Callable[[list[str]], str]) -> str | None:
+    """How the keywords of a type group (object, array, string, number) are guarded, given the
+    declared `types` and the generated language's `test` of a value's type: None to skip them
+    (the value cannot be of the group), "" for no guard (it can be of no other)."""
+    if types is None:
+        return test([group])
+    if group == "number":
+        if not {"number", "integer"} & set(types):
+            return None
+        if set(types) <= {"number", "integer"}:
+            return ""
+        return test(["number"])
+    if group not in types:
+        return None
+    return "" if types == [group] else test([group])
+
+
 Failure = Callable[[int, list[Part]], None]
 """What a failed check emits at an indentation: `return False` in the fast path; in the full path
 an error whose message is the subject followed by the given parts."""
@@ -449,21 +467,7 @@ class CompilerCore:
     @staticmethod
     def _group_guard(types: list[str] | None, group: str, v: str) -> str | None:
         """How keywords of a type group are guarded: None to skip them, "" for no guard."""
-        if types is None:
-            return type_test([group], v, negate=False)
-        if group == "number":
-            if not {"number", "integer"} & set(types):
-                return None
-            if set(types) <= {"number", "integer"}:
-                return ""
-            return type_test(["number"], v, negate=False)
-        if group not in types:
-            return None
-        if types == [group]:
-            return ""
-        return type_test([group], v, negate=False)
-
-    # ---- const and enum ----------------------------------------------------------------------
+        return group_guard(types, group, lambda only: type_test(only, v, negate=False))
 
     def _const_test(self, value: object, v: str, loc: Loc, *, negate: bool) -> str:
         """An expression true when ``v`` equals (negate: differs from) a JSON value."""

@@ -194,13 +194,7 @@ class GenericKeywords(CompilerCore):
         self._val_applicators(fn, ind, node, loc, v, ptr, rule)
 
     def _val_applicators(
-        self,
-        fn: Function,
-        ind: int,
-        node: Mapping[str, Any],
-        loc: Loc,
-        v: str,
-        ptr: Ptr,
+        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str, ptr: Ptr,
         rule: str,
     ) -> None:
         subject = ptr.subject()

@@ -143,13 +143,7 @@ class ObjectKeywords(GenericKeywords):
                 yield name, needs
 
     def _val_object(
-        self,
-        fn: Function,
-        ind: int,
-        node: Mapping[str, Any],
-        loc: Loc,
-        v: str,
-        ptr: Ptr,
+        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str, ptr: Ptr,
         rule: str,
     ) -> None:
         props = self._sub_map(node, "properties", loc) if "properties" in node else []
