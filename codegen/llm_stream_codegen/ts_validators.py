@@ -26,7 +26,7 @@ from typing import Any, ClassVar, Final
 
 from .ts_literals import pascal, template, ts_literal, ts_property
 from .ts_patterns import PatternError, ecmascript_pattern
-from .validator_code import Function, Part, Ptr, json_text, plural, shorten, type_words
+from .validator_code import Function, Helper, Part, Ptr, json_text, plural, shorten, type_words
 from .validator_compiler import Compiler, ValidatorRoot
 from .validator_core import ANNOTATION_KEYWORDS, GROUPS, MAX_DISCRIMINATED_BRANCHES, group_guard
 from .validator_index import Loc, SchemaCompileError
@@ -68,15 +68,6 @@ class _Pointer(Ptr):
     @staticmethod
     def string(parts: Sequence[Part]) -> str:
         return template(parts)
-
-
-@dataclass
-class Helper:
-    name: str
-    mode: str  # "is" or "val"
-    node: object
-    loc: Loc
-    takes_rule: bool
 
 
 _TYPE_TESTS: Final = {
