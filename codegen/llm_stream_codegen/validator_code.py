@@ -15,7 +15,6 @@ from .validator_runtime import uses
 
 LINE_LENGTH: Final = 100
 
-
 TYPE_NAMES: Final = {
     "object": "an object",
     "array": "an array",
@@ -25,7 +24,6 @@ TYPE_NAMES: Final = {
     "boolean": "a boolean",
     "null": "null",
 }
-
 
 _CLASSES: Final = {"object": "dict", "array": "list", "string": "str"}
 

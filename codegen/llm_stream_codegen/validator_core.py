@@ -56,7 +56,6 @@ class ValidatorRoot:
 
 DRAFT_2020_12: Final = "https://json-schema.org/draft/2020-12/schema"
 
-
 #: Keywords that assert nothing (2020-12 annotations, plus the structural ones).
 ANNOTATION_KEYWORDS: Final = frozenset(
     {
@@ -75,9 +74,7 @@ ANNOTATION_KEYWORDS: Final = frozenset(
     }
 )
 
-
 _STRUCTURAL: Final = frozenset({"$id", "$schema", "$anchor", "$defs", "definitions"})
-
 
 _OBJECT_KEYWORDS: Final = (
     "properties",
@@ -91,7 +88,6 @@ _OBJECT_KEYWORDS: Final = (
     "dependentSchemas",
 )
 
-
 _ARRAY_KEYWORDS: Final = (
     "prefixItems",
     "items",
@@ -103,9 +99,7 @@ _ARRAY_KEYWORDS: Final = (
     "maxContains",
 )
 
-
 _STRING_KEYWORDS: Final = ("minLength", "maxLength", "pattern")
-
 
 _NUMBER_KEYWORDS: Final = (
     "minimum",
@@ -115,14 +109,12 @@ _NUMBER_KEYWORDS: Final = (
     "multipleOf",
 )
 
-
 GROUPS: Final = (
     ("object", _OBJECT_KEYWORDS),
     ("array", _ARRAY_KEYWORDS),
     ("string", _STRING_KEYWORDS),
     ("number", _NUMBER_KEYWORDS),
 )
-
 
 _GENERIC_KEYWORDS: Final = (
     "type",
@@ -138,15 +130,12 @@ _GENERIC_KEYWORDS: Final = (
     "$ref",
 )
 
-
 #: Keywords that assert something and are compiled.
 SUPPORTED_KEYWORDS: Final = frozenset(
     _GENERIC_KEYWORDS + _OBJECT_KEYWORDS + _ARRAY_KEYWORDS + _STRING_KEYWORDS + _NUMBER_KEYWORDS
 )
 
-
 MAX_DISCRIMINATED_BRANCHES: Final = 12
-
 
 Verdict = tuple[str, list[Part]]
 """The condition under which a check fails, and what its error says after the subject."""

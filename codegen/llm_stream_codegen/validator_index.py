@@ -38,14 +38,11 @@ SCHEMA_VALUED: Final = frozenset(
     }
 )
 
-
 SCHEMA_MAPS: Final = frozenset(
     {"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"}
 )
 
-
 SCHEMA_LISTS: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
-
 
 _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
 

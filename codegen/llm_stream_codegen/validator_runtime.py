@@ -139,7 +139,6 @@ def _unique(items: list[Any]) -> bool:
 ''',
 }
 
-
 RUNTIME_IMPORTS: Final = {
     "_is_number": "import numbers",
     "_not_multiple": "from fractions import Fraction",
