@@ -65,9 +65,11 @@ def _render(spec: Spec, root: Path) -> list[Artifact]:
         raise SourceError(path, line, f"{exc.pointer or '/'}: {exc.problem}") from None
 
 
-def generate(root: Path, *, check_only: bool = False) -> int:
+def generate(root: Path, *, check_only: bool = False, checked: Spec | None = None) -> int:
+    """Check, render, and write or compare; `checked` is the source under `root` as the caller
+    has already checked it (a registry change checks the files it writes before writing them)."""
     failed = EXIT_SOURCE_ERRORS_WHEN_CHECKING if check_only else 1
-    spec, errors = check(root)
+    spec, errors = (checked, []) if checked is not None else check(root)
     artifacts: list[Artifact] = []
     # With --check the bindings on disk judge the examples: they load while the rendering runs.
     judging = start_verifying(root, spec.examples) if check_only and spec and not errors else None

@@ -45,7 +45,7 @@ def register(
     writes = {registration.schema_path: registration.schema_text,
               EVENTS_FILE: registration.registry_text}
     try:
-        changed = apply(root, writes, err)
+        changed = apply(root, writes, registration.checked, err)
     except RegistryError as exc:
         return refused(exc, proposal.source, "registration", err, written=True)
     out.write(f"registered {registration.name}: {entry['status']}, {_describe_place(entry)}\n")

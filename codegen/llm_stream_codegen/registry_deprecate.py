@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from .registry_checks import has_text
-from .registry_prepare import current_spec, scratch_problems
+from .registry_prepare import current_spec, scratch_check
 from .registry_proposal import RegistryError, refused
 from .registry_write import apply, report_generated
 from .registry_yaml import EVENTS_FILE, deprecated_text, plain
@@ -60,10 +60,8 @@ def deprecate(
         if plain(parse_yaml(new_text, EVENTS_FILE).get("entries")) != wanted:
             raise RegistryError([f"editing {EVENTS_FILE} as text does not give the intended "
                                  "entry; edit it by hand"])
-        problems = scratch_problems(root, {EVENTS_FILE: new_text}, None)
-        if problems:
-            raise RegistryError(problems)
-        changed = apply(root, {EVENTS_FILE: new_text}, err)
+        checked = scratch_check(root, {EVENTS_FILE: new_text}, None)
+        changed = apply(root, {EVENTS_FILE: new_text}, checked, err)
     except RegistryError as exc:
         return refused(exc, source, "deprecation", err)
     out.write(f"deprecated {name}: {reason}\n")

@@ -46,6 +46,9 @@ class Registration:
     schema_text: str
     entry_line: int
     """The line of registry/event-types.yaml the new entry starts on."""
+    checked: Spec
+    """The source with the registration in, as the scratch check loaded it: the files written
+    are those files, so regeneration renders it without reading them again."""
 
 
 def build_schema(name: str, description: str, own: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -115,14 +118,17 @@ def _scratch_copy(root: Path, files: Mapping[str, str]) -> Iterator[Path]:
         yield scratch
 
 
-def scratch_problems(root: Path, files: Mapping[str, str], name: str | None) -> list[str]:
-    """The full spec check on the source with `files` put in; compiles the new validator too."""
+def scratch_check(root: Path, files: Mapping[str, str], name: str | None) -> Spec:
+    """The full spec check on the source with `files` put in, which compiles the new event's
+    validator too; the source as checked, which regeneration renders, or RegistryError."""
     with _scratch_copy(root, files) as scratch:
         spec, errors = check(scratch)
         problems = [f"the spec check refuses it: {error}" for error in errors]
         if spec is not None and not errors and name is not None:
             problems += _compile_problems(spec, name)
-    return problems
+    if spec is None or problems:
+        raise RegistryError(problems)
+    return spec
 
 
 def _compile_problems(spec: Spec, name: str) -> list[str]:
@@ -168,7 +174,5 @@ def prepare(root: Path, proposal: Proposal) -> Registration:
                              "(the file must end with its entries list)"])
     schema_text = json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     path = event_schema_path(name)
-    problems = scratch_problems(root, {EVENTS_FILE: new_text, path: schema_text}, name)
-    if problems:
-        raise RegistryError(problems)
-    return Registration(name, entry, document, path, new_text, schema_text, line)
+    checked = scratch_check(root, {EVENTS_FILE: new_text, path: schema_text}, name)
+    return Registration(name, entry, document, path, new_text, schema_text, line, checked)

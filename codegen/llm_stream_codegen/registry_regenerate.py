@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .generate import generate
+from .model import Spec
 from .output import GENERATED
 from .registry_proposal import RegistryError
 
@@ -34,11 +35,12 @@ def _bindings_of(root: Path) -> Iterator[None]:
             os.environ["PYTHONPATH"] = old
 
 
-def regenerate(root: Path, err: TextIO) -> None:
-    """`generate` under `root`; RegistryError when it fails, its output written to `err`."""
+def regenerate(root: Path, checked: Spec, err: TextIO) -> None:
+    """`generate` under `root` from the source as `checked`; RegistryError when it fails, its
+    output written to `err`."""
     output = io.StringIO()
     with contextlib.redirect_stdout(output), _bindings_of(root):
-        status = generate(root)
+        status = generate(root, checked=checked)
     if status != 0:
         err.write(output.getvalue())
         raise RegistryError(["regeneration failed (see above); every file touched has its "

@@ -14,18 +14,21 @@ from pathlib import Path
 from typing import TextIO
 
 from .journal import Journal
+from .model import Spec
 from .registry_regenerate import regenerate
 
 
-def apply(root: Path, writes: Mapping[str, str], err: TextIO) -> list[tuple[str, str]]:
-    """Write `writes` (path -> text), regenerate everything, and return the paths changed; on a
-    failed regeneration, or any exception, restore every file and raise. A journal records the
-    tree first, so that a kill at any instant is rolled back by the next command."""
+def apply(root: Path, writes: Mapping[str, str], checked: Spec,
+          err: TextIO) -> list[tuple[str, str]]:
+    """Write `writes` (path -> text), regenerate everything from `checked` (the source with the
+    writes in, as checked), and return the paths changed; on a failed regeneration, or any
+    exception, restore every file and raise. A journal records the tree first, so that a kill at
+    any instant is rolled back by the next command."""
     journal = Journal(root, writes)
     try:
         for path, text in writes.items():
             journal.write(path, text.encode("utf-8"))
-        regenerate(root, err)
+        regenerate(root, checked, err)
         changed = journal.changed()
     except BaseException:
         journal.rollback()
