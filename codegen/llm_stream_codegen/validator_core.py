@@ -587,16 +587,8 @@ class CompilerCore:
         subject = ptr.subject()
         return lambda ind, message: self._error(fn, ind, rule, ptr, [*subject, *message])
 
-    def _emit_checks(
-        self,
-        fn: Function,
-        ind: int,
-        node: Mapping[str, Any],
-        loc: Loc,
-        v: str,
-        checks: Sequence[Check],
-        failed: Failure,
-    ) -> None:
+    def _emit_checks(self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
+                     checks: Sequence[Check], failed: Failure) -> None:
         """The checks of `checks` that `node` has, in their order, in the mode of `failed`."""
         for check in checks:
             if check.keyword in node:

@@ -212,15 +212,9 @@ class GenericKeywords(CompilerCore):
             count = len(branches)
             if key == "anyOf":
                 self._emit_condition(fn, ind, "not (", calls, " or ", ")")
-                self._val_no_branch(
-                    fn,
-                    ind + 1,
-                    branches,
-                    v,
-                    ptr,
-                    rule,
-                    [*subject, (False, f" must match at least one of {count} alternatives")],
-                )
+                words = f" must match at least one of {count} alternatives"
+                self._val_no_branch(fn, ind + 1, branches, v, ptr, rule,
+                                    [*subject, (False, words)])
             else:
                 n = fn.var("n")
                 sums = " + ".join(calls)
@@ -232,15 +226,9 @@ class GenericKeywords(CompilerCore):
                         fn.emit(ind + 1, ("+ " if i else "") + call)
                     fn.emit(ind, ")")
                 fn.emit(ind, f"if {n} == 0:")
-                self._val_no_branch(
-                    fn,
-                    ind + 1,
-                    branches,
-                    v,
-                    ptr,
-                    rule,
-                    [*subject, (False, f" must match exactly one of {count} alternatives")],
-                )
+                words = f" must match exactly one of {count} alternatives"
+                self._val_no_branch(fn, ind + 1, branches, v, ptr, rule,
+                                    [*subject, (False, words)])
                 fn.emit(ind, f"elif {n} > 1:")
                 message = [
                     *subject,
