@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 from bench_sse import rates
 
-from llm_stream.translate import FORMATS, encode_events, stream_translator
+from llm_stream.translate import FORMATS, stream_translator
 
 TOKENS = (" caf\u00e9", ' "q"', " \u00fc", " the", "\n", " \u65e5\u672c", " \\", " \U0001F600")
 TARGET = 0.4
@@ -95,8 +95,8 @@ def translated(fmt: str, chunks: list[bytes]) -> int:
     translator = stream_translator(fmt, created=1)
     size = 0
     for chunk in chunks:
-        size += len(encode_events(translator.feed(chunk)))
-    size += len(encode_events(translator.close()))
+        size += len(translator.feed_encoded(chunk))
+    size += len(translator.close_encoded())
     if translator.diagnostics or not size:
         raise AssertionError(translator.diagnostics[:3])
     return len(chunks)

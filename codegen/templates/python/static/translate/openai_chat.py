@@ -19,20 +19,16 @@ DONE = "[DONE]"
 class OpenAIChatTranslator(StreamTranslator):
     format = "openai-chat"
     title = "OpenAI Chat Completions"
+    event_lines = False
+    done = DONE
 
     def __init__(self, *, model: str | None = None, request_id: str | None = None,
                  created: int | None = None, choice: int | None = None) -> None:
         super().__init__(model=model, request_id=request_id, created=created)
         self._choice = choice
 
-    def on_event(self, kind: str, data: str) -> None:
-        if data == DONE:
-            self.end()
-            return
-        chunk = self.parse(data)
-        if chunk is None:
-            return
-        if not isinstance(chunk, dict):
+    def on_json(self, kind: str, chunk: Any) -> None:
+        if type(chunk) is not dict:
             self.refuse("an OpenAI Chat Completions chunk is not a JSON object")
             return
         error = chunk.get("error")
@@ -40,13 +36,18 @@ class OpenAIChatTranslator(StreamTranslator):
             error = error if isinstance(error, dict) else {"message": str(error)}
             self.vendor_error(error.get("code") or error.get("type"), error.get("message"))
             return
-        self.start(chunk.get("model"), chunk.get("created"))
-        if chunk.get("usage") is not None:
-            self.usage(chunk["usage"])
+        if not self._started:
+            self.start(chunk.get("model"), chunk.get("created"))
+        usage = chunk.get("usage")
+        if usage is not None:
+            self.usage(usage)
         choices = chunk.get("choices")
-        for choice in choices if isinstance(choices, list) else ():
-            if isinstance(choice, dict) and self._wanted(choice.get("index", 0)):
-                self._choice_delta(choice)
+        if type(choices) is list:
+            for choice in choices:
+                if type(choice) is dict:
+                    index = choice.get("index", 0)
+                    if (index == 0 and self._choice is None) or self._wanted(index):
+                        self._choice_delta(choice)
 
     def _wanted(self, index: object) -> bool:
         if self._choice is not None:
@@ -58,17 +59,27 @@ class OpenAIChatTranslator(StreamTranslator):
         return False
 
     def _choice_delta(self, choice: dict[str, Any]) -> None:
+        """The usual delta holds content alone; every member is read only when present (a
+        verb given an empty value makes no event, so skipping it changes nothing)."""
         delta = choice.get("delta")
-        if isinstance(delta, dict):
-            self.reasoning("reasoning", delta.get("reasoning_content") or delta.get("reasoning"))
-            self.text("text", delta.get("content"))
-            self.text("text", delta.get("refusal"))
+        if type(delta) is dict:
+            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+            if reasoning:
+                self.reasoning("reasoning", reasoning)
+            content = delta.get("content")
+            if content:
+                self.text("text", content)
+            refusal = delta.get("refusal")
+            if refusal:
+                self.text("text", refusal)
             calls = delta.get("tool_calls")
-            for call in calls if isinstance(calls, list) else ():
-                if isinstance(call, dict):
-                    self._tool_call_delta(call)
-        if choice.get("finish_reason") is not None:
-            self.finish(choice["finish_reason"])
+            if type(calls) is list:
+                for call in calls:
+                    if type(call) is dict:
+                        self._tool_call_delta(call)
+        reason = choice.get("finish_reason")
+        if reason is not None:
+            self.finish(reason)
 
     def _tool_call_delta(self, call: dict[str, Any]) -> None:
         key = ("tool", call.get("index", 0))
