@@ -205,8 +205,10 @@ def main() -> int:
     if args.serve_upstream:
         serve_upstream()
         return 0
-    threading.Timer(TIME_LIMIT, lambda: (print("load: time limit reached", file=sys.stderr),
-                                         _exit_now())).start()
+    limit = threading.Timer(TIME_LIMIT, lambda: (print("load: time limit reached",
+                                                       file=sys.stderr), _exit_now()))
+    limit.daemon = True  # it ends a run that hangs, and never holds up one that finished
+    limit.start()
     upstream, upstream_url = start([sys.executable, str(Path(__file__)), "--serve-upstream"], "")
     command = Path(sys.executable).with_name("llm-stream")
     gateway, gateway_url = start(
