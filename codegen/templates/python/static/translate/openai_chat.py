@@ -4,7 +4,10 @@ One LLM-Stream stream carries one choice (D-TRANSLATE-CHOICES): choice 0, or the
 with `choice=N`, the others skipped; without `choice`, a chunk of any other choice ends the stream
 with an error rather than merge two answers into one text. Tool calls arrive as fragments keyed
 by their index, interleaved across parallel calls, with id and name on the first. The finish
-reason closes the turn; the usage chunk (no choices) and `[DONE]` end the stream.
+reason closes the turn; the usage chunk (no choices) and `[DONE]` end the stream. Reasoning text
+comes in delta.reasoning_content (or reasoning), and its continuity data in delta.reasoning_details:
+the data of a `reasoning.encrypted` detail and the signature of a `reasoning.text` one become
+reasoning.signature (D-OPENAI-CHAT-REASONING); their texts repeat the reasoning and are not read.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ class OpenAIChatTranslator(StreamTranslator):
                  created: int | None = None, choice: int | None = None) -> None:
         super().__init__(model=model, request_id=request_id, created=created)
         self._choice = choice
+        self._reasoning: tuple[str, int] = ("reasoning", 0)  # the next signature closes it
 
     def on_json(self, kind: str, chunk: Any) -> None:
         if type(chunk) is not dict:
@@ -65,10 +69,13 @@ class OpenAIChatTranslator(StreamTranslator):
         if type(delta) is dict:
             reasoning = delta.get("reasoning_content") or delta.get("reasoning")
             if reasoning:
-                self.reasoning("reasoning", reasoning)
+                self.reasoning(self._reasoning, reasoning)
             content = delta.get("content")
             if content:
                 self.text("text", content)
+            details = delta.get("reasoning_details")
+            if details:
+                self._reasoning_details(details)
             refusal = delta.get("refusal")
             if refusal:
                 self.text("text", refusal)
@@ -80,6 +87,17 @@ class OpenAIChatTranslator(StreamTranslator):
         reason = choice.get("finish_reason")
         if reason is not None:
             self.finish(reason)
+
+    def _reasoning_details(self, details: object) -> None:
+        """A signature ends its reasoning block: reasoning after it is a block of its own."""
+        for detail in details if isinstance(details, list) else ():
+            if isinstance(detail, dict):
+                kind = detail.get("type")
+                signature = (detail.get("data") if kind == "reasoning.encrypted"
+                             else detail.get("signature") if kind == "reasoning.text" else None)
+                if isinstance(signature, str) and signature:
+                    self.signature(self._reasoning, signature)
+                    self._reasoning = ("reasoning", self._reasoning[1] + 1)
 
     def _tool_call_delta(self, call: dict[str, Any]) -> None:
         key = ("tool", call.get("index", 0))
