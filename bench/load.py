@@ -210,8 +210,7 @@ def main() -> int:
     if args.serve_upstream:
         serve_upstream()
         return 0
-    limit = threading.Timer(TIME_LIMIT, lambda: (print("load: time limit reached",
-                                                       file=sys.stderr), _exit_now()))
+    limit = threading.Timer(TIME_LIMIT, _exit_now)
     limit.daemon = True  # it ends a run that hangs, and never holds up one that finished
     limit.start()
     upstream, upstream_url = start([sys.executable, str(Path(__file__)), "--serve-upstream"], "")
@@ -229,6 +228,7 @@ def main() -> int:
 
 
 def _exit_now() -> None:
+    print("load: time limit reached", file=sys.stderr)
     os._exit(3)
 
 
