@@ -89,7 +89,11 @@ class GeminiTranslator(StreamTranslator):
         if type(parts) is list:
             for part in parts:
                 if type(part) is dict:
-                    self._part(part)
+                    if len(part) == 1 and "text" in part:  # the usual part, as _part reads it
+                        run = self._run
+                        self.text(run if run[0] == TEXT else self._key(TEXT), part["text"])
+                    else:
+                        self._part(part)
         reason = candidate.get("finishReason")
         if reason is not None:
             self.finish(reason)

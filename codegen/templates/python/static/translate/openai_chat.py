@@ -63,30 +63,37 @@ class OpenAIChatTranslator(StreamTranslator):
         return False
 
     def _choice_delta(self, choice: dict[str, Any]) -> None:
-        """The usual delta holds content alone; every member is read only when present (a
-        verb given an empty value makes no event, so skipping it changes nothing)."""
+        """The usual delta holds content alone, and is read at once; otherwise every member
+        is read only when present (a verb given an empty value makes no event, so skipping it
+        changes nothing)."""
         delta = choice.get("delta")
         if type(delta) is dict:
-            reasoning = delta.get("reasoning_content") or delta.get("reasoning")
-            if reasoning:
-                self.reasoning(self._reasoning, reasoning)
             content = delta.get("content")
-            if content:
+            if content and len(delta) == 1:
                 self.text("text", content)
-            details = delta.get("reasoning_details")
-            if details:
-                self._reasoning_details(details)
-            refusal = delta.get("refusal")
-            if refusal:
-                self.text("text", refusal)
-            calls = delta.get("tool_calls")
-            if type(calls) is list:
-                for call in calls:
-                    if type(call) is dict:
-                        self._tool_call_delta(call)
+            else:
+                self._delta(delta, content)
         reason = choice.get("finish_reason")
         if reason is not None:
             self.finish(reason)
+
+    def _delta(self, delta: dict[str, Any], content: object) -> None:
+        reasoning = delta.get("reasoning_content") or delta.get("reasoning")
+        if reasoning:
+            self.reasoning(self._reasoning, reasoning)
+        details = delta.get("reasoning_details")
+        if details:
+            self._reasoning_details(details)
+        if content:
+            self.text("text", content)
+        refusal = delta.get("refusal")
+        if refusal:
+            self.text("text", refusal)
+        calls = delta.get("tool_calls")
+        if type(calls) is list:
+            for call in calls:
+                if type(call) is dict:
+                    self._tool_call_delta(call)
 
     def _reasoning_details(self, details: object) -> None:
         """A signature ends its reasoning block: reasoning after it is a block of its own."""
