@@ -177,7 +177,7 @@ class StreamTranslator:
             if whole is not None and whole[0][:7] == b"event: ":
                 try:
                     kind = whole[0][7:].decode() or "message"
-                    parsed = from_json(whole[1], allow_inf_nan=False, cache_strings="keys")
+                    parsed = from_json(whole[1], allow_inf_nan=False)
                 except ValueError:
                     pass  # the general path reads it, and reports what is wrong with it
                 else:
@@ -188,7 +188,7 @@ class StreamTranslator:
             payload = sse.whole_data(data)
             if payload is not None and payload[:1] == b"{":
                 try:
-                    parsed = from_json(payload, allow_inf_nan=False, cache_strings="keys")
+                    parsed = from_json(payload, allow_inf_nan=False)
                 except ValueError:
                     pass
                 else:
@@ -218,7 +218,7 @@ class StreamTranslator:
             self.end()
             return
         try:
-            parsed = from_json(data, allow_inf_nan=False, cache_strings="keys")
+            parsed = from_json(data, allow_inf_nan=False)
         except ValueError:
             parsed = self.parse(data)
             if parsed is None:
@@ -238,8 +238,7 @@ class StreamTranslator:
         self._findings.append(Diagnostic(rule, self._line, message, severity))
 
     def parse(self, data: str) -> Any:
-        """The JSON of an event's data; None (the stream failed) when it is not JSON. (The hot
-        paths call pydantic-core first, caching the keys alone: the values rarely repeat.)"""
+        """The JSON of an event's data; None (the stream failed) when it is not JSON."""
         try:
             return from_json(data, allow_inf_nan=False)
         except ValueError:
