@@ -191,3 +191,7 @@ def translate_table(tokens: int = 20_000, rounds: int = 7) -> None:
         print(line)
     if peer is None:
         print("LiteLLM: not installed here (pip install litellm adds it as a peer row)")
+
+
+if __name__ == "__main__":
+    translate_table()
