@@ -5,12 +5,21 @@ chunking into the LLM-Stream body beside it."""
 from __future__ import annotations
 
 import random
-import re
 from pathlib import Path
 from typing import Any
 
 import pytest
-from translate_helpers import CREATED, check, encode, errors, named, sse, translate, types
+from translate_helpers import (
+    CREATED,
+    check,
+    encode,
+    errors,
+    event_cuts,
+    named,
+    sse,
+    translate,
+    types,
+)
 
 from llm_stream import aggregate
 from llm_stream.translate import FORMATS, encode_events, gemini_call_id, stream_translator
@@ -69,12 +78,6 @@ def test_a_recorded_stream_translates_the_same_in_every_chunking(example: Any) -
     for _ in range(20):
         cuts = generator.sample(range(1, len(body)), k=min(12, len(body) - 1))
         assert translate(fmt, body, cuts) == (whole, diagnostics)
-
-
-def event_cuts(body: bytes) -> list[int]:
-    """Where each event of a body ends, in any line ends: one event per chunk, as servers
-    flush them."""
-    return [m.end() for m in re.finditer(rb"(\r\n|\r|\n)(\r\n|\r|\n)", body)]
 
 
 @pytest.mark.parametrize("example", VENDOR_EXAMPLES, ids=lambda e: e.file)
