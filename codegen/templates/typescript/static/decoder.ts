@@ -137,6 +137,8 @@ export class Decoder {
     private readonly errors: (instance: unknown) => SchemaError[];
     private readonly validates: boolean;
     private readonly sse: SSEDecoder;
+    /** The SSE events of the chunk at hand, one array for every chunk. */
+    private readonly sseEvents: SSEEvent[] = [];
     private state = life.STREAM_INITIAL;
     private first = true;
     private expectedSeq = 0;
@@ -182,7 +184,9 @@ export class Decoder {
         if (this.closed) {
             throw new Error("feed() after close()");
         }
-        return this.events(this.sse.feed(chunk));
+        const sseEvents = this.sseEvents;
+        sseEvents.length = 0;
+        return this.events(this.sse.feed(chunk, sseEvents));
     }
 
     /** End of body: report an unfinished stream and return any last events. */

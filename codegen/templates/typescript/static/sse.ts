@@ -116,8 +116,9 @@ export class SSEDecoder {
     private spoiled = false;
     /** The last long run of lines read as text was ASCII. */
     private ascii = true;
-    /** Used only as a stream (see `decode`). */
-    private streaming = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+    /** Used only as a stream (see `decode`), and made when first needed: a short stream never
+     * needs the converter it holds. */
+    private streaming: TextDecoder | null = null;
 
     constructor(limits: SSELimits = {}) {
         this.maxLine = limits.maxLineBytes ?? 1 << 20;
@@ -125,12 +126,12 @@ export class SSEDecoder {
         this.fastMax = Math.min(this.maxLine, this.maxEvent + 1);
     }
 
-    /** Take the next chunk of the body; return the events it completes. */
-    feed(chunk: Uint8Array): SSEEvent[] {
+    /** Take the next chunk of the body; return the events it completes, added to `events` when
+     * given (so that a caller that takes them at once can use one array throughout). */
+    feed(chunk: Uint8Array, events: SSEEvent[] = []): SSEEvent[] {
         if (this.closed) {
             throw new Error("SSEDecoder.feed() called after close()");
         }
-        const events: SSEEvent[] = [];
         if (this.head === null && !this.skipLF && this.overlong < 0 && this.tail.length === 0
             && chunk[chunk.length - 1] === LF && chunk.length <= SLICE) {
             this.apply(chunk, events); // the commonest chunk: whole lines
@@ -171,7 +172,7 @@ export class SSEDecoder {
 
     private feedSlice(data: Uint8Array, events: SSEEvent[]): void {
         if (this.head !== null) {
-            data = concat([this.head, data]);
+            data = this.head.length === 0 ? data : concat([this.head, data]);
             if (data.length < 3 && data.every((byte, i) => byte === BOM[i])) {
                 this.head = data;
                 return;
@@ -247,10 +248,15 @@ export class SSEDecoder {
         const stream = long && !this.ascii;
         let text: string;
         try {
-            text = stream ? this.streaming.decode(region, { stream: true }) : strict.decode(region);
+            if (stream) {
+                this.streaming ??= new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+                text = this.streaming.decode(region, { stream: true });
+            } else {
+                text = strict.decode(region);
+            }
         } catch {
             if (stream) {
-                this.streaming = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+                this.streaming = null;
             }
             return null;
         }
