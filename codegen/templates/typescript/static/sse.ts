@@ -10,7 +10,8 @@
  *
  * A chunk's complete lines are decoded in one call and, when they are valid UTF-8 and short
  * enough that no limit can be reached, read as text; only otherwise are they taken one by one as
- * bytes. The bytes of an unterminated last line wait for the next chunk.
+ * bytes. The bytes of an unterminated last line wait in a buffer of the decoder's own, and the
+ * next chunk's complete lines are copied after them, so that they too are decoded in one call.
  */
 
 import type { Diagnostic, Severity } from "./diagnostics.js";
@@ -45,16 +46,10 @@ const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-    if (parts.length === 1) {
-        return parts[0];
-    }
-    const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-    let at = 0;
-    for (const part of parts) {
-        joined.set(part, at);
-        at += part.length;
-    }
+function concat(one: Uint8Array, two: Uint8Array): Uint8Array {
+    const joined = new Uint8Array(one.length + two.length);
+    joined.set(one);
+    joined.set(two, one.length);
     return joined;
 }
 
@@ -96,9 +91,9 @@ export class SSEDecoder {
     /** Length so far of an over-long line being skipped, -1 when there is none. */
     private overlong = -1;
     private overlongComment = false;
-    /** The unterminated last line, as the pieces it arrived in. */
-    private tail: Uint8Array[] = [];
-    private tailLength = 0;
+    /** The unterminated last line: its first `held` bytes of `buffer`. */
+    private buffer = EMPTY;
+    private held = 0;
     /** Lines completed so far. */
     private lines = 0;
     // WHATWG's buffers, and what the limits and diagnostics need to know about them.
@@ -132,7 +127,7 @@ export class SSEDecoder {
         if (this.closed) {
             throw new Error("SSEDecoder.feed() called after close()");
         }
-        if (this.head === null && !this.skipLF && this.overlong < 0 && this.tail.length === 0
+        if (this.head === null && !this.skipLF && this.overlong < 0 && this.held === 0
             && chunk[chunk.length - 1] === LF && chunk.length <= SLICE) {
             this.apply(chunk, events); // the commonest chunk: whole lines
             return events;
@@ -150,13 +145,13 @@ export class SSEDecoder {
         }
         this.closed = true;
         if (this.head !== null && this.head.length > 0) {
-            this.tail = [this.head];
+            this.append(this.head);
         }
         if (this.overlong >= 0) {
             this.endOverlong();
-        } else if (this.tail.length > 0) {
+        } else if (this.held > 0) {
             // WHATWG drops an unterminated line unread; it is read only to report on it.
-            this.checkedLine(concat(this.tail), this.lines + 1);
+            this.checkedLine(this.buffer.subarray(0, this.held), this.lines + 1);
         }
         if (!this.spoiled && (this.data.length > 0 || this.type !== "")) {
             this.report(
@@ -172,7 +167,7 @@ export class SSEDecoder {
 
     private feedSlice(data: Uint8Array, events: SSEEvent[]): void {
         if (this.head !== null) {
-            data = this.head.length === 0 ? data : concat([this.head, data]);
+            data = this.head.length === 0 ? data : concat(this.head, data);
             if (data.length < 3 && data.every((byte, i) => byte === BOM[i])) {
                 this.head = data;
                 return;
@@ -207,23 +202,31 @@ export class SSEDecoder {
         if (rest.length === 0 && data[end] === CR) {
             this.skipLF = true;
         }
-        if (this.tail.length > 0) {
-            // The held start of a line ends in this chunk: only that line is joined.
-            let first = lineEnd(region, 0);
-            if (region[first] === CR && region[first + 1] === LF) {
-                first += 1;
-            }
-            this.tail.push(region.subarray(0, first + 1));
-            const line = concat(this.tail);
-            this.tail = [];
-            this.tailLength = 0;
-            this.apply(line, events);
-            region = region.subarray(first + 1);
+        if (this.held > 0) {
+            // The held start of a line ends in this chunk: its lines are read after it.
+            this.append(region);
+            region = this.buffer.subarray(0, this.held);
+            this.held = 0;
+        }
+        this.apply(region, events);
+        if (this.buffer.length > 2 * SLICE) {
+            this.buffer = EMPTY; // after a long line, not kept for the short ones
         }
         if (rest.length > 0) {
             this.hold(rest);
         }
-        this.apply(region, events);
+    }
+
+    /** Add bytes after those held, in a buffer that grows as needed. */
+    private append(bytes: Uint8Array): void {
+        const needed = this.held + bytes.length;
+        if (needed > this.buffer.length) {
+            const grown = new Uint8Array(Math.max(needed, 2 * this.buffer.length, 256));
+            grown.set(this.buffer.subarray(0, this.held));
+            this.buffer = grown;
+        }
+        this.buffer.set(bytes, this.held);
+        this.held = needed;
     }
 
     /** Apply complete lines: as text when they are UTF-8 and short enough that no limit can be
@@ -268,13 +271,13 @@ export class SSEDecoder {
 
     /** Keep the start of an unterminated line, or start skipping it if it is too long. */
     private hold(data: Uint8Array): void {
-        this.tail.push(data);
-        this.tailLength += data.length;
-        if (this.tailLength > this.maxLine) {
-            this.overlong = this.tailLength;
-            this.overlongComment = this.tail[0][0] === COLON;
-            this.tail = [];
-            this.tailLength = 0;
+        const length = this.held + data.length;
+        if (length > this.maxLine) {
+            this.overlong = length;
+            this.overlongComment = (this.held > 0 ? this.buffer[0] : data[0]) === COLON;
+            this.held = 0;
+        } else {
+            this.append(data);
         }
     }
 
