@@ -10,8 +10,10 @@
  *
  * A chunk's complete lines are decoded in one call and, when they are valid UTF-8 and short
  * enough that no limit can be reached, read as text; only otherwise are they taken one by one as
- * bytes. The bytes of an unterminated last line wait in a buffer of the decoder's own, and the
- * next chunk's complete lines are copied after them, so that they too are decoded in one call.
+ * bytes. The bytes of an unterminated last line wait in a buffer of the decoder's own, and so
+ * do the lines of an event whose blank line has not come (when they hold no CR), as the Python
+ * layer holds them back: the next chunk's lines are copied after them, so that an event cut
+ * anywhere is still decoded in one call and read whole.
  */
 
 import type { Diagnostic, Severity } from "./diagnostics.js";
@@ -91,9 +93,11 @@ export class SSEDecoder {
     /** Length so far of an over-long line being skipped, -1 when there is none. */
     private overlong = -1;
     private overlongComment = false;
-    /** The unterminated last line: its first `held` bytes of `buffer`. */
+    /** The bytes held back, the first `held` of `buffer`: `pending` bytes of complete lines,
+     * with no CR and no blank line, then the unterminated last line. */
     private buffer = EMPTY;
     private held = 0;
+    private pending = 0;
     /** Lines completed so far. */
     private lines = 0;
     // WHATWG's buffers, and what the limits and diagnostics need to know about them.
@@ -149,9 +153,14 @@ export class SSEDecoder {
         }
         if (this.overlong >= 0) {
             this.endOverlong();
-        } else if (this.held > 0) {
-            // WHATWG drops an unterminated line unread; it is read only to report on it.
-            this.checkedLine(this.buffer.subarray(0, this.held), this.lines + 1);
+        } else {
+            if (this.pending > 0) {
+                this.apply(this.buffer.subarray(0, this.pending), []); // no blank line: no event
+            }
+            if (this.held > this.pending) {
+                // WHATWG drops an unterminated line unread; it is read only to report on it.
+                this.checkedLine(this.buffer.subarray(this.pending, this.held), this.lines + 1);
+            }
         }
         if (!this.spoiled && (this.data.length > 0 || this.type !== "")) {
             this.report(
@@ -193,7 +202,7 @@ export class SSEDecoder {
         }
         if (end < 0) {
             if (data.length > 0) {
-                this.hold(data);
+                this.hold(data, events);
             }
             return;
         }
@@ -202,19 +211,47 @@ export class SSEDecoder {
         if (rest.length === 0 && data[end] === CR) {
             this.skipLF = true;
         }
-        if (this.held > 0) {
-            // The held start of a line ends in this chunk: its lines are read after it.
-            this.append(region);
-            region = this.buffer.subarray(0, this.held);
-            this.held = 0;
+        let now = region.length;
+        if (region.indexOf(CR) < 0) {
+            now = this.eventEnd(region);
+            if (this.held + region.length - now > SLICE) {
+                now = region.length;
+            }
         }
-        this.apply(region, events);
-        if (this.buffer.length > 2 * SLICE) {
-            this.buffer = EMPTY; // after a long line, not kept for the short ones
+        const later = region.subarray(now);
+        region = region.subarray(0, now);
+        if (region.length > 0) {
+            if (this.held > 0) {
+                // The lines held back are read with those of this chunk.
+                this.append(region);
+                region = this.buffer.subarray(0, this.held);
+                this.held = 0;
+                this.pending = 0;
+            }
+            this.apply(region, events);
+            if (this.buffer.length > 2 * SLICE) {
+                this.buffer = EMPTY; // after a long line, not kept for the short ones
+            }
+        }
+        if (later.length > 0) {
+            this.append(later);
+            this.pending = this.held;
         }
         if (rest.length > 0) {
-            this.hold(rest);
+            this.hold(rest, events);
         }
+    }
+
+    /** Where the lines of `region` (complete, with no CR) that finish an event end: just after
+     * the LF of its last blank line, or 0 when it has none. */
+    private eventEnd(region: Uint8Array): number {
+        for (let i = region.length - 1; i >= 0; i = i > 0 ? region.lastIndexOf(LF, i - 1) : -1) {
+            // Before the region is a line end, or the start of the body, unless a line is held.
+            if (i > 0 ? region[i - 1] === LF : this.held === this.pending) {
+                return i + 1;
+            }
+        }
+        return 0;
     }
 
     /** Add bytes after those held, in a buffer that grows as needed. */
@@ -269,13 +306,18 @@ export class SSEDecoder {
         return text;
     }
 
-    /** Keep the start of an unterminated line, or start skipping it if it is too long. */
-    private hold(data: Uint8Array): void {
-        const length = this.held + data.length;
+    /** Keep the start of an unterminated line, or start skipping it if it is too long (after
+     * reading the lines held back before it). */
+    private hold(data: Uint8Array, events: SSEEvent[]): void {
+        const length = this.held - this.pending + data.length;
         if (length > this.maxLine) {
+            if (this.pending > 0) {
+                this.apply(this.buffer.subarray(0, this.pending), events);
+            }
             this.overlong = length;
-            this.overlongComment = (this.held > 0 ? this.buffer[0] : data[0]) === COLON;
+            this.overlongComment = (this.held > this.pending ? this.buffer[this.pending] : data[0]) === COLON;
             this.held = 0;
+            this.pending = 0;
         } else {
             this.append(data);
         }
