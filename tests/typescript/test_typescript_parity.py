@@ -152,14 +152,16 @@ def test_every_mutated_example_gets_the_same_verdict() -> None:
     assert not found, f"{len(found)} of {len(cases)} disagree, the first: {found[:2]}"
 
 
-def _tool_call_in_fragments(arguments: str, fragments: list[str]) -> bytes:
-    """A stream of one tool call sent as `fragments`, then whole with `arguments`."""
+def _tool_call_in_fragments(arguments: str, fragments: list[str], late: int = 0) -> bytes:
+    """A stream of one tool call sent as `fragments`, then whole with `arguments`, then `late`
+    more fragments in its block."""
     call = {"index": 0, "id": "call_1", "name": "get_weather"}
     events: list[dict[str, Any]] = [
         {"type": "stream.start", "model": "m", "created": 1749292800},
         *({"type": "tool.call.delta", **(call if i == 0 else {"index": 0}), "arguments": piece}
           for i, piece in enumerate(fragments)),
         {"type": "tool.call", **call, "arguments": arguments},
+        *({"type": "tool.call.delta", "index": 0, "arguments": "}"} for _ in range(late)),
         {"type": "content.stop", "index": 0, "stop_reason": "tool_use"},
         {"type": "usage", "input_tokens": 9, "output_tokens": 9},
         {"type": "stream.end"},
@@ -168,9 +170,10 @@ def _tool_call_in_fragments(arguments: str, fragments: list[str]) -> bytes:
                     for seq, event in enumerate(events))
 
 
-def test_long_fragment_joins_get_the_same_verdict() -> None:
+def test_long_and_late_fragments_get_the_same_verdict() -> None:
     """Fragments whose text runs past what the TypeScript decoder keeps as text, and is hashed
-    from there on: joined right, and joined wrong at the end or at the start."""
+    from there on: joined right, joined wrong at the end or at the start, and followed by more
+    fragments after the call they build (which the hot path must leave to the general one)."""
     text = "caf\u00e9 \U0001F600 " * 8000
     arguments = json.dumps({"note": text}, ensure_ascii=False)
     pieces = [arguments[i:i + 7000] for i in range(0, len(arguments), 7000)]
@@ -182,6 +185,7 @@ def test_long_fragment_joins_get_the_same_verdict() -> None:
         ("long fragments wrong at the end", _tool_call_in_fragments(arguments, wrong_last), {}),
         ("long fragments wrong at the start",
          _tool_call_in_fragments(arguments, ["[", *pieces[1:]]), {}),
+        ("fragments after their tool call", _tool_call_in_fragments(arguments, pieces, 2), {}),
     ]
     assert len(arguments) > 3 * (1 << 14)
     found = disagreements(cases, [[0], [4096]], python_verdict)

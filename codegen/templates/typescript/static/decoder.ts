@@ -41,24 +41,27 @@ type Json = Record<string, unknown>;
 /** One check of life.FIELD_CHECKS: (check, field, rule). */
 type FieldCheck = readonly [string, string, string];
 
-/** What the decoder knows of an open block whose events change no state but seq: their type,
- * and the check of their schema when the decoder validates. */
+/** What the decoder knows of an open block whose events change no state but seq (and, for
+ * fragments, the join of their text): their type, the check of their schema when the decoder
+ * validates, and the join their fragments go to. */
 interface Steady {
     readonly kind: string;
     readonly check: ((instance: unknown) => boolean) | null;
+    readonly joining: Joining | null;
 }
-
-/** Block event types whose repetition in an open block changes no state but seq. */
-const STEADY_KINDS: ReadonlySet<string> = new Set(
-    [...life.PLACES].filter(([kind, place]) => place === "block" && life.BLOCK_KINDS.has(kind)
-        && !life.PER_BLOCK.has(kind) && !life.CLOSES_WITH.has(kind) && !life.FIELD_CHECKS.has(kind)
-        && !life.EXPECTED.has(kind) && !life.COMPLETES_BLOCK.has(kind) && !life.FRAGMENTS.has(kind))
-        .map(([kind]) => kind),
-);
 
 /** The event types that fragments build, and the type of those fragments. */
 const BUILT_BY: ReadonlyMap<string, string> = new Map(
     [...life.FRAGMENTS].map(([kind, fragments]) => [fragments.event, kind]),
+);
+
+/** Block event types whose repetition in an open block changes no state but seq, or for
+ * fragments no state but seq and the join of their block's fragments. */
+const STEADY_KINDS: ReadonlySet<string> = new Set(
+    [...life.PLACES].filter(([kind, place]) => place === "block" && life.BLOCK_KINDS.has(kind)
+        && !life.PER_BLOCK.has(kind) && !life.CLOSES_WITH.has(kind) && !life.FIELD_CHECKS.has(kind)
+        && !life.EXPECTED.has(kind) && !life.COMPLETES_BLOCK.has(kind) && !BUILT_BY.has(kind))
+        .map(([kind]) => kind),
 );
 
 const NOT_PARSED = Symbol("not parsed");
@@ -290,6 +293,7 @@ export class Decoder {
                             && event.v === life.ENVELOPE_VERSION && expected > 1 && expected <= life.SEQ_MAX
                             && (steady.check === null || steady.check(event))) {
                             this.expectedSeq = expected + 1;
+                            steady.joining?.add(member(event, steady.joining.of.field));
                             out.push(event as DecodedEvent);
                             continue;
                         }
@@ -506,7 +510,11 @@ export class Decoder {
                 this.closesWith.set(index, kind);
             } else if (STEADY_KINDS.has(kind) && established === blockKind && !this.completed.has(index)
                 && life.STREAM_TRANSITIONS.get(this.state)?.get("block") === this.state) {
-                this.steady.set(index, { kind, check: this.validates ? EVENT_CHECKS.get(kind) ?? null : null });
+                const joining = life.FRAGMENTS.has(kind) ? this.joining.get(index) ?? null : null;
+                if (joining !== null ? !this.built.has(index) : !life.FRAGMENTS.has(kind)) {
+                    const check = this.validates ? EVENT_CHECKS.get(kind) ?? null : null;
+                    this.steady.set(index, { kind, check, joining });
+                }
             }
         } else {
             const reason = member(obj, "stop_reason");
@@ -568,6 +576,7 @@ export class Decoder {
     /** The event that the fragments of its block, if any, add up to. */
     private build(obj: Json, kind: string, index: number, line: number): void {
         this.built.add(index);
+        this.steady.delete(index); // its fragments are over
         const joining = this.joining.get(index);
         if (joining === undefined) {
             return;
