@@ -510,6 +510,7 @@ export class Decoder {
                 this.closesWith.set(index, kind);
             } else if (STEADY_KINDS.has(kind) && established === blockKind && !this.completed.has(index)
                 && life.STREAM_TRANSITIONS.get(this.state)?.get("block") === this.state) {
+                // Fragments, only while their join is open and the event they build has not come.
                 const joining = life.FRAGMENTS.has(kind) ? this.joining.get(index) ?? null : null;
                 if (joining !== null ? !this.built.has(index) : !life.FRAGMENTS.has(kind)) {
                     const check = this.validates ? EVENT_CHECKS.get(kind) ?? null : null;
