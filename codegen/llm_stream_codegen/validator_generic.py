@@ -5,7 +5,7 @@ to their family (objects, arrays, strings, numbers).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from .validator_code import (
@@ -28,6 +28,7 @@ from .validator_core import (
     CompilerCore,
 )
 from .validator_index import Loc, child_loc
+from .validator_modes import Fast, Full, Mode
 from .validator_runtime import uses
 
 
@@ -69,63 +70,19 @@ class GenericKeywords(CompilerCore):
             if body and guard:
                 fn.emit(ind, f"if {bare(guard)}:")
             fn.lines.extend(body)
-        self._is_applicators(fn, ind, node, loc, v)
+        self._applicators(Fast(self, fn), ind, node, loc, v, Ptr(), "")
 
-    def _is_applicators(
-        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str
-    ) -> None:
-        if "allOf" in node:
-            for sub, sub_loc in self._subs(node, "allOf", loc):
-                self._is(fn, ind, sub, sub_loc, v)
-        # anyOf fails when no branch holds, oneOf when not exactly one does.
-        for key, head, joint, tail in (
-            ("anyOf", "not (", " or ", ")"),
-            ("oneOf", "", " + ", " != 1"),
-        ):
-            if key in node:
-                branches = self._subs(node, key, loc)
-                if len(branches) == 1:
-                    self._is(fn, ind, *branches[0], v)
-                else:
-                    calls = [f"{self._helper('is', s, sl).name}({v})" for s, sl in branches]
-                    self._emit_condition(fn, ind, head, calls, joint, tail)
-                    fn.emit(ind + 1, "return False")
-        if "not" in node:
-            sub, sub_loc = self._sub(node, "not", loc)
-            fn.emit(ind, f"if {self._helper('is', sub, sub_loc).name}({v}):")
-            fn.emit(ind + 1, "return False")
-        if "if" in node:
-            self._conditional(fn, ind, node, loc, v, lambda i, s, sl: self._is(fn, i, s, sl, v))
-        else:
-            for key in ("then", "else"):
-                if key in node:
-                    self._sub(node, key, loc)
-        if "$ref" in node:
-            target, target_loc = self._resolve(node, loc)
-            fn.emit(ind, f"if not {self._helper('is', target, target_loc).name}({v}):")
-            fn.emit(ind + 1, "return False")
-
-    def _conditional(
-        self,
-        fn: Function,
-        ind: int,
-        node: Mapping[str, Any],
-        loc: Loc,
-        v: str,
-        inline: Callable[[int, object, Loc], None],
-    ) -> None:
+    def _conditional(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
+                     ptr: Ptr, rule: str) -> None:
         """if/then/else: the if schema is a helper, then and else are inlined."""
+        fn = mode.fn
         condition, condition_loc = self._sub(node, "if", loc)
-        then = (
-            fn.capture(lambda: inline(ind + 1, *self._sub(node, "then", loc)))
-            if ("then" in node)
-            else []
-        )
-        otherwise = (
-            fn.capture(lambda: inline(ind + 1, *self._sub(node, "else", loc)))
-            if ("else" in node)
-            else []
-        )
+        branches = {
+            key: fn.capture(mode.visit, ind + 1, *self._sub(node, key, loc), v, ptr, rule)
+            if key in node else []
+            for key in ("then", "else")
+        }
+        then, otherwise = branches["then"], branches["else"]
         if not then and not otherwise:
             self._check_tree(condition, condition_loc)  # no effect, but no unknown keyword
             return
@@ -191,51 +148,47 @@ class GenericKeywords(CompilerCore):
             if body and guard:
                 fn.emit(ind, f"if {bare(guard)}:")
             fn.lines.extend(body)
-        self._val_applicators(fn, ind, node, loc, v, ptr, rule)
+        self._applicators(Full(self, fn), ind, node, loc, v, ptr, rule)
 
-    def _val_applicators(
-        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str, ptr: Ptr,
-        rule: str,
-    ) -> None:
+    def _applicators(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
+                     ptr: Ptr, rule: str) -> None:
+        fn = mode.fn
         subject = ptr.subject()
         if "allOf" in node:
             for sub, sub_loc in self._subs(node, "allOf", loc):
-                self._val(fn, ind, sub, sub_loc, v, ptr, rule)
+                mode.visit(ind, sub, sub_loc, v, ptr, rule)
         for key in ("anyOf", "oneOf"):
             if key not in node:
                 continue
             branches = self._subs(node, key, loc)
             if len(branches) == 1:
-                self._val(fn, ind, *branches[0], v, ptr, rule)
+                mode.visit(ind, *branches[0], v, ptr, rule)
                 continue
             calls = [f"{self._helper('is', s, sl).name}({v})" for s, sl in branches]
             count = len(branches)
             if key == "anyOf":
                 self._emit_condition(fn, ind, "not (", calls, " or ", ")")
                 words = f" must match at least one of {count} alternatives"
-                self._val_no_branch(fn, ind + 1, branches, v, ptr, rule,
-                                    [*subject, (False, words)])
+                mode.no_branch(ind + 1, branches, v, ptr, rule, [*subject, (False, words)])
+                continue
+            words = f" must match exactly one of {count} alternatives"
+            if not mode.reports:  # only whether exactly one matches
+                self._emit_condition(fn, ind, "", calls, " + ", " != 1")
+                mode.fail(ind + 1, rule, ptr, [])
+                continue
+            n = fn.var("n")
+            sums = " + ".join(calls)
+            if len(sums) + len(n) + 3 + 4 * ind <= LINE_LENGTH:
+                fn.emit(ind, f"{n} = {sums}")
             else:
-                n = fn.var("n")
-                sums = " + ".join(calls)
-                if len(sums) + len(n) + 3 + 4 * ind <= LINE_LENGTH:
-                    fn.emit(ind, f"{n} = {sums}")
-                else:
-                    fn.emit(ind, f"{n} = (")
-                    for i, call in enumerate(calls):
-                        fn.emit(ind + 1, ("+ " if i else "") + call)
-                    fn.emit(ind, ")")
-                fn.emit(ind, f"if {n} == 0:")
-                words = f" must match exactly one of {count} alternatives"
-                self._val_no_branch(fn, ind + 1, branches, v, ptr, rule,
-                                    [*subject, (False, words)])
-                fn.emit(ind, f"elif {n} > 1:")
-                message = [
-                    *subject,
-                    (False, f" must match exactly one of {count} alternatives, but matches "),
-                    (True, n),
-                ]
-                self._error(fn, ind + 1, rule, ptr, message)
+                fn.emit(ind, f"{n} = (")
+                for i, call in enumerate(calls):
+                    fn.emit(ind + 1, ("+ " if i else "") + call)
+                fn.emit(ind, ")")
+            fn.emit(ind, f"if {n} == 0:")
+            mode.no_branch(ind + 1, branches, v, ptr, rule, [*subject, (False, words)])
+            fn.emit(ind, f"elif {n} > 1:")
+            mode.fail(ind + 1, rule, ptr, [*subject, (False, f"{words}, but matches "), (True, n)])
         if "not" in node:
             sub, sub_loc = self._sub(node, "not", loc)
             fn.emit(ind, f"if {self._helper('is', sub, sub_loc).name}({v}):")
@@ -246,23 +199,18 @@ class GenericKeywords(CompilerCore):
             )
             if len(forbidden) == 1:
                 member = ptr.key(forbidden[0])
-                self._error(
-                    fn, ind + 1, rule, member, [*member.parts, (False, " must not be present")]
-                )
+                mode.fail(ind + 1, rule, member, [*member.parts, (False, " must not be present")])
             else:
                 shown = shorten(json_text(sub), 60)
-                self._error(fn, ind + 1, rule, ptr, [*subject, (False, f" must not match {shown}")])
+                mode.fail(ind + 1, rule, ptr, [*subject, (False, f" must not match {shown}")])
         if "if" in node:
-            self._conditional(
-                fn, ind, node, loc, v, lambda i, s, sl: self._val(fn, i, s, sl, v, ptr, rule)
-            )
+            self._conditional(mode, ind, node, loc, v, ptr, rule)
         else:
             for key in ("then", "else"):
                 if key in node:
                     self._sub(node, key, loc)
         if "$ref" in node:
-            target, target_loc = self._resolve(node, loc)
-            fn.emit(ind, self._call_val(target, target_loc, v, ptr, rule))
+            mode.call(ind, *self._resolve(node, loc), v, ptr, rule)
 
     def _val_no_branch(
         self,
