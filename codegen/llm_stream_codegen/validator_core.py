@@ -43,6 +43,7 @@ from .validator_index import (
     is_schema,
     unescape,
 )
+from .validator_modes import Mode
 
 
 @dataclass(frozen=True)
@@ -208,11 +209,6 @@ def group_guard(types: list[str] | None, group: str,
     if group not in types:
         return None
     return "" if types == [group] else test([group])
-
-
-Failure = Callable[[int, list[Part]], None]
-"""What a failed check emits at an indentation: `return False` in the fast path; in the full path
-an error whose message is the subject followed by the given parts."""
 
 
 class CompilerCore:
@@ -579,21 +575,13 @@ class CompilerCore:
 
     # ---- checks described once, emitted in both modes ---------------------------------------
 
-    @staticmethod
-    def _returns_false(fn: Function) -> Failure:
-        return lambda ind, _message: fn.emit(ind, "return False")
-
-    def _reports(self, fn: Function, rule: str, ptr: Ptr) -> Failure:
-        subject = ptr.subject()
-        return lambda ind, message: self._error(fn, ind, rule, ptr, [*subject, *message])
-
-    def _emit_checks(self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
-                     checks: Sequence[Check], failed: Failure) -> None:
-        """The checks of `checks` that `node` has, in their order, in the mode of `failed`."""
+    def _emit_checks(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
+                     ptr: Ptr, rule: str, checks: Sequence[Check]) -> None:
+        """The checks of `checks` that `node` has, in their order, in `mode`."""
         for check in checks:
             if check.keyword in node:
                 verdict = check.fails(self, node, loc, v)
                 if verdict is not None:
                     condition, words = verdict
-                    fn.emit(ind, f"if {condition}:")
-                    failed(ind + 1, words)
+                    mode.fn.emit(ind, f"if {condition}:")
+                    mode.fail(ind + 1, rule, ptr, [*ptr.subject(), *words])

@@ -5,7 +5,7 @@ to their family (objects, arrays, strings, numbers).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from .validator_code import (
@@ -57,7 +57,7 @@ class GenericKeywords(CompilerCore):
         elif types is not None:
             fn.emit(ind, f"if {type_test(types, v, negate=True)}:")
             fn.emit(ind + 1, "return False")
-        self._emit_checks(fn, ind, node, loc, v, VALUE_CHECKS, self._returns_false(fn))
+        self._emit_checks(Fast(self, fn), ind, node, loc, v, Ptr(), "", VALUE_CHECKS)
         for group, keywords in GROUPS:
             if not any(k in node for k in keywords):
                 continue
@@ -65,12 +65,16 @@ class GenericKeywords(CompilerCore):
             if guard is None:
                 continue
             inner = ind + 1 if guard else ind
-            build = getattr(self, f"_is_{group}")
-            body = fn.capture(build, fn, inner, node, loc, v)
+            body = fn.capture(self._group(group), Fast(self, fn), inner, node, loc, v, Ptr(), "")
             if body and guard:
                 fn.emit(ind, f"if {bare(guard)}:")
             fn.lines.extend(body)
         self._applicators(Fast(self, fn), ind, node, loc, v, Ptr(), "")
+
+    def _group(self, group: str) -> Callable[..., None]:
+        """The keywords of a type group (object, array, string, number), in a mode."""
+        build: Callable[..., None] = getattr(self, f"_{group}_keywords")
+        return build
 
     def _conditional(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
                      ptr: Ptr, rule: str) -> None:
@@ -123,8 +127,8 @@ class GenericKeywords(CompilerCore):
             if group in ("object", "array", "string", "number"):
                 keywords = dict(GROUPS)[group]
                 if any(k in node for k in keywords):
-                    build = getattr(self, f"_val_{group}")
-                    body = fn.capture(build, fn, ind + 1, node, loc, v, ptr, rule)
+                    body = fn.capture(self._group(group), Full(self, fn), ind + 1, node, loc, v,
+                                      ptr, rule)
                 done.add(group)
             if body:
                 fn.emit(ind, f"if {bare(type_test(types, v, negate=False))}:")
@@ -133,7 +137,7 @@ class GenericKeywords(CompilerCore):
             else:
                 fn.emit(ind, f"if {type_test(types, v, negate=True)}:")
             self._error(fn, ind + 1, rule, ptr, message)
-        self._emit_checks(fn, ind, node, loc, v, VALUE_CHECKS, self._reports(fn, rule, ptr))
+        self._emit_checks(Full(self, fn), ind, node, loc, v, ptr, rule, VALUE_CHECKS)
         for group, keywords in GROUPS:
             if group in done or not any(k in node for k in keywords):
                 continue
@@ -143,8 +147,7 @@ class GenericKeywords(CompilerCore):
             if types is not None and guard == "" and types != [group]:
                 guard = type_test([group], v, negate=False)  # integer: report bounds of 1.5 too
             inner = ind + 1 if guard else ind
-            build = getattr(self, f"_val_{group}")
-            body = fn.capture(build, fn, inner, node, loc, v, ptr, rule)
+            body = fn.capture(self._group(group), Full(self, fn), inner, node, loc, v, ptr, rule)
             if body and guard:
                 fn.emit(ind, f"if {bare(guard)}:")
             fn.lines.extend(body)

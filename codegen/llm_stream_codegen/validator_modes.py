@@ -40,6 +40,13 @@ class Mode:
         """The checks of the subschema `node` on `v`, through its helper function."""
         raise NotImplementedError
 
+    def fail_any(self, ind: int, rule: str, ptr: Ptr,
+                 failures: Sequence[tuple[str, Sequence[Part]]]) -> None:
+        """The value at `ptr` fails under each condition of `failures`, saying its message."""
+        for condition, message in failures:
+            self.fn.emit(ind, f"if {condition}:")
+            self.fail(ind + 1, rule, ptr, message)
+
     def no_branch(self, ind: int, branches: list[tuple[object, Loc]], v: str, ptr: Ptr,
                   rule: str, message: list[Part]) -> None:
         """No alternative of anyOf or oneOf matched."""
@@ -56,6 +63,12 @@ class Fast(Mode):
 
     def fail(self, ind: int, rule: str, ptr: Ptr, message: Sequence[Part]) -> None:
         self.fn.emit(ind, "return False")
+
+    def fail_any(self, ind: int, rule: str, ptr: Ptr,
+                 failures: Sequence[tuple[str, Sequence[Part]]]) -> None:
+        if failures:
+            self.fn.emit(ind, f"if {' or '.join(condition for condition, _ in failures)}:")
+            self.fail(ind + 1, rule, ptr, [])
 
     def call(self, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> None:
         self.fn.emit(ind, f"if not {self.compiler._helper('is', node, loc).name}({v}):")

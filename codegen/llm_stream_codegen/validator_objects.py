@@ -12,6 +12,7 @@ from .validator_code import Function, Ptr, lit
 from .validator_core import count_bound
 from .validator_generic import GenericKeywords
 from .validator_index import Loc
+from .validator_modes import Fast, Full, Mode
 from .validator_runtime import uses
 
 OBJECT_CHECKS: Final = (
@@ -22,6 +23,13 @@ OBJECT_CHECKS: Final = (
 
 class ObjectKeywords(GenericKeywords):
     """The object keywords."""
+
+    def _object_keywords(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
+                         ptr: Ptr, rule: str) -> None:
+        if mode.reports:
+            self._val_object(mode.fn, ind, node, loc, v, ptr, rule)
+        else:
+            self._is_object(mode.fn, ind, node, loc, v)
 
     def _is_object(
         self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str
@@ -112,7 +120,7 @@ class ObjectKeywords(GenericKeywords):
             k = fn.var("k")
             body = fn.capture(lambda: self._is(fn, ind + 1, names, names_loc, k))
             fn.block(ind, f"for {k} in {v}:", body)
-        self._emit_checks(fn, ind, node, loc, v, OBJECT_CHECKS, self._returns_false(fn))
+        self._emit_checks(Fast(self, fn), ind, node, loc, v, Ptr(), "", OBJECT_CHECKS)
         for name, needs in self._dependent_required(node, loc):
             missing = " or ".join(f"{lit(n)} not in {v}" for n in needs)
             fn.emit(ind, f"if {lit(name)} in {v} and ({missing}):")
@@ -205,7 +213,7 @@ class ObjectKeywords(GenericKeywords):
                 fn.block(
                     ind, f"for {k} in {v}:", [f"{'    ' * (ind + 1)}if not {call}({k}):", *inner]
                 )
-        self._emit_checks(fn, ind, node, loc, v, OBJECT_CHECKS, self._reports(fn, rule, ptr))
+        self._emit_checks(Full(self, fn), ind, node, loc, v, ptr, rule, OBJECT_CHECKS)
         for name, needs in self._dependent_required(node, loc):
             fn.emit(ind, f"if {lit(name)} in {v}:")
             trigger = ptr.key(name)
