@@ -11,7 +11,7 @@ from .validator_code import Ptr, plural
 from .validator_core import Check, CompilerCore, Verdict, count_bound
 from .validator_generic import GenericKeywords
 from .validator_index import Loc
-from .validator_modes import Mode
+from .validator_modes import Failure, Mode
 
 
 def _unique(compiler: CompilerCore, node: Mapping[str, Any], loc: Loc, v: str) -> Verdict | None:
@@ -77,14 +77,14 @@ class ArrayKeywords(GenericKeywords):
         fn.emit(ind, f"for {w} in {v}:")
         fn.emit(ind + 1, f"if {call}({w}):")
         fn.emit(ind + 2, f"{matches} += 1")
-        failures = []
+        failures: list[Failure] = []
         for limit, op, word in ((least, "<", "at least"), (most, ">", "at most")):
             if limit is None or (op == "<" and limit == 0):
                 continue
             words = f" must contain {word} {plural(limit, 'item', 'items')} matching "
             message = [*subject, (False, words + "its contains schema, got "), (True, matches)]
-            failures.append((f"{matches} {op} {limit}", message))
-        mode.fail_any(ind, rule, ptr, failures)
+            failures.append((f"{matches} {op} {limit}", ptr, message))
+        mode.fail_any(ind, rule, failures)
 
     def _contains(
         self, node: Mapping[str, Any], loc: Loc

@@ -19,8 +19,6 @@ from .validator_code import (
     Helper,
     Part,
     Ptr,
-    fstring,
-    fstring_lines,
     identifier,
     json_text,
     lit,
@@ -315,13 +313,6 @@ class CompilerCore:
             self.pending.append(helper)
         return helper
 
-    def _call_val(self, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> str:
-        helper = self._helper("val", node, loc)
-        args = [v, ptr.code(), "errors"]
-        if helper.takes_rule:
-            args.append(rule)
-        return f"{helper.name}({', '.join(args)})"
-
     # ---- keyword checks ----------------------------------------------------------------------
 
     def _check(self, node: Mapping[str, Any], loc: Loc) -> None:
@@ -546,34 +537,13 @@ class CompilerCore:
             fn.emit(ind + 1, tail.strip())
         fn.emit(ind, "):")
 
-    # ---- the full path: statements that append every error to ``errors`` -------------------
-
-    def _error(
-        self, fn: Function, ind: int, rule: str, ptr: Ptr, message: Sequence[Part]
-    ) -> None:
-        pointer = ptr.code()
-        line = f"errors.append(SchemaError({rule}, {pointer}, {fstring(message)}))"
-        if len(line) + 4 * ind <= LINE_LENGTH:
-            fn.emit(ind, line)
-            return
-        fn.emit(ind, "errors.append(")
-        fn.emit(ind + 1, "SchemaError(")
-        fn.emit(ind + 2, f"{rule},")
-        fn.emit(ind + 2, f"{pointer},")
-        lines = fstring_lines(message, LINE_LENGTH - 4 * (ind + 2) - 1)
-        for line in lines[:-1]:
-            fn.emit(ind + 2, line)
-        fn.emit(ind + 2, lines[-1] + ",")
-        fn.emit(ind + 1, ")")
-        fn.emit(ind, ")")
+    # ---- rules and the checks described once -------------------------------------------------
 
     @staticmethod
     def _rule_of(node: object, inherited: str) -> str:
         if isinstance(node, Mapping) and isinstance(node.get("x-rule"), str):
             return lit(node["x-rule"])
         return inherited
-
-    # ---- checks described once, emitted in both modes ---------------------------------------
 
     def _emit_checks(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
                      ptr: Ptr, rule: str, checks: Sequence[Check]) -> None:

@@ -10,7 +10,6 @@ from typing import Any
 
 from .validator_code import (
     LINE_LENGTH,
-    Function,
     Part,
     Ptr,
     bare,
@@ -28,48 +27,74 @@ from .validator_core import (
     CompilerCore,
 )
 from .validator_index import Loc, child_loc
-from .validator_modes import Fast, Full, Mode
+from .validator_modes import Mode
 from .validator_runtime import uses
 
 
 class GenericKeywords(CompilerCore):
     """The keywords of every type, and the dispatch to the families."""
 
-    # ---- the fast path: statements that return False unless v is valid --------------------
-
-    def _is(self, fn: Function, ind: int, node: object, loc: Loc, v: str) -> None:
+    def _node(self, mode: Mode, ind: int, node: object, loc: Loc, v: str, ptr: Ptr,
+              rule: str) -> None:
+        """The checks of the schema `node` on the value `v`, at `ptr`, in `mode`."""
         if node is True:
             return
         if node is False or not isinstance(node, Mapping):
             if node is not False:
                 raise loc.fail(f"a schema must be an object or a boolean, got {node!r}")
-            fn.emit(ind, "return False")
+            mode.fail(ind, rule, ptr, [*ptr.subject(), (False, " is not allowed")])
             return
         self._check(node, loc)
+        fn = mode.fn
+        rule = self._rule_of(node, rule)
         types = self._types(node, loc)
-        if types == ["object"] and len(self._fetched(node, loc)) > 1:
-            # Members are fetched with v[key] in one try: a dict subclass is copied first, so
-            # that no __missing__ (defaultdict, Counter) answers for an absent member.
-            fn.emit(ind, f"if type({v}) is not dict:")
-            fn.emit(ind + 1, f"if not isinstance({v}, dict):")
-            fn.emit(ind + 2, "return False")
-            fn.emit(ind + 1, f"{v} = dict({v})  # so that no __missing__ answers for a member")
-        elif types is not None:
-            fn.emit(ind, f"if {type_test(types, v, negate=True)}:")
-            fn.emit(ind + 1, "return False")
-        self._emit_checks(Fast(self, fn), ind, node, loc, v, Ptr(), "", VALUE_CHECKS)
+        done = self._type(mode, ind, node, loc, v, ptr, rule, types) if types is not None else ()
+        self._emit_checks(mode, ind, node, loc, v, ptr, rule, VALUE_CHECKS)
         for group, keywords in GROUPS:
-            if not any(k in node for k in keywords):
+            if group in done or not any(k in node for k in keywords):
                 continue
             guard = self._group_guard(types, group, v)
             if guard is None:
                 continue
+            if mode.reports and types is not None and guard == "" and types != [group]:
+                guard = type_test([group], v, negate=False)  # integer: report bounds of 1.5 too
             inner = ind + 1 if guard else ind
-            body = fn.capture(self._group(group), Fast(self, fn), inner, node, loc, v, Ptr(), "")
+            body = fn.capture(self._group(group), mode, inner, node, loc, v, ptr, rule)
             if body and guard:
                 fn.emit(ind, f"if {bare(guard)}:")
             fn.lines.extend(body)
-        self._applicators(Fast(self, fn), ind, node, loc, v, Ptr(), "")
+        self._applicators(mode, ind, node, loc, v, ptr, rule)
+
+    def _type(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str, ptr: Ptr,
+              rule: str, types: list[str]) -> tuple[str, ...]:
+        """type, and the type groups whose keywords it checked: the full path checks those of
+        the one declared group under the type test, the error its else; the fast path returns
+        at the test."""
+        fn = mode.fn
+        if not mode.reports and types == ["object"] and len(self._fetched(node, loc)) > 1:
+            # Members are fetched with v[key] in one try: a dict subclass is copied first, so
+            # that no __missing__ (defaultdict, Counter) answers for an absent member.
+            fn.emit(ind, f"if type({v}) is not dict:")
+            fn.emit(ind + 1, f"if not isinstance({v}, dict):")
+            mode.fail(ind + 2, rule, ptr, [])
+            fn.emit(ind + 1, f"{v} = dict({v})  # so that no __missing__ answers for a member")
+            return ()
+        message = [*ptr.subject(), (False, f" must be {type_words(types)}, got "),
+                   (True, f"_kind({v})")]
+        group = types[0] if len(types) == 1 and types[0] != "integer" else None
+        if not mode.reports or group not in ("object", "array", "string", "number"):
+            group = None
+        body: list[str] = []
+        if group is not None and any(k in node for k in dict(GROUPS)[group]):
+            body = fn.capture(self._group(group), mode, ind + 1, node, loc, v, ptr, rule)
+        if body:
+            fn.emit(ind, f"if {bare(type_test(types, v, negate=False))}:")
+            fn.lines.extend(body)
+            fn.emit(ind, "else:")
+        else:
+            fn.emit(ind, f"if {type_test(types, v, negate=True)}:")
+        mode.fail(ind + 1, rule, ptr, message)
+        return (group,) if group else ()
 
     def _group(self, group: str) -> Callable[..., None]:
         """The keywords of a type group (object, array, string, number), in a mode."""
@@ -100,58 +125,6 @@ class GenericKeywords(CompilerCore):
         else:
             fn.emit(ind, f"if not {call}:")
             fn.lines.extend(otherwise)
-
-    def _val(
-        self, fn: Function, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str
-    ) -> None:
-        if node is True:
-            return
-        if node is False or not isinstance(node, Mapping):
-            if node is not False:
-                raise loc.fail(f"a schema must be an object or a boolean, got {node!r}")
-            self._error(fn, ind, rule, ptr, [*ptr.subject(), (False, " is not allowed")])
-            return
-        self._check(node, loc)
-        rule = self._rule_of(node, rule)
-        subject = ptr.subject()
-        types = self._types(node, loc)
-        done: set[str] = set()
-        if types is not None:
-            message = [
-                *subject,
-                (False, f" must be {type_words(types)}, got "),
-                (True, f"_kind({v})"),
-            ]
-            group = types[0] if len(types) == 1 and types[0] != "integer" else None
-            body: list[str] = []
-            if group in ("object", "array", "string", "number"):
-                keywords = dict(GROUPS)[group]
-                if any(k in node for k in keywords):
-                    body = fn.capture(self._group(group), Full(self, fn), ind + 1, node, loc, v,
-                                      ptr, rule)
-                done.add(group)
-            if body:
-                fn.emit(ind, f"if {bare(type_test(types, v, negate=False))}:")
-                fn.lines.extend(body)
-                fn.emit(ind, "else:")
-            else:
-                fn.emit(ind, f"if {type_test(types, v, negate=True)}:")
-            self._error(fn, ind + 1, rule, ptr, message)
-        self._emit_checks(Full(self, fn), ind, node, loc, v, ptr, rule, VALUE_CHECKS)
-        for group, keywords in GROUPS:
-            if group in done or not any(k in node for k in keywords):
-                continue
-            guard = self._group_guard(types, group, v)
-            if guard is None:
-                continue
-            if types is not None and guard == "" and types != [group]:
-                guard = type_test([group], v, negate=False)  # integer: report bounds of 1.5 too
-            inner = ind + 1 if guard else ind
-            body = fn.capture(self._group(group), Full(self, fn), inner, node, loc, v, ptr, rule)
-            if body and guard:
-                fn.emit(ind, f"if {bare(guard)}:")
-            fn.lines.extend(body)
-        self._applicators(Full(self, fn), ind, node, loc, v, ptr, rule)
 
     def _applicators(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
                      ptr: Ptr, rule: str) -> None:
@@ -215,9 +188,9 @@ class GenericKeywords(CompilerCore):
         if "$ref" in node:
             mode.call(ind, *self._resolve(node, loc), v, ptr, rule)
 
-    def _val_no_branch(
+    def _discriminate(
         self,
-        fn: Function,
+        mode: Mode,
         ind: int,
         branches: list[tuple[object, Loc]],
         v: str,
@@ -227,6 +200,7 @@ class GenericKeywords(CompilerCore):
     ) -> None:
         """No alternative matched: report the errors of the one the value evidently meant
         (told by its type and the string consts of its properties), else one error."""
+        fn = mode.fn
         tests = [self._looks_like(sub, sub_loc, v) for sub, sub_loc in branches]
         names = [fn.var("c") if test else "" for test in tests]
         chosen: list[tuple[str, int]] = []  # (condition, branch)
@@ -238,7 +212,7 @@ class GenericKeywords(CompilerCore):
                 rest = f"not ({' or '.join(others)})" if len(others) > 1 else f"not {others[0]}"
                 chosen.append((f"{names[i]} and {rest}" if test else rest, i))
         if not chosen:
-            self._error(fn, ind, rule, ptr, message)
+            mode.fail(ind, rule, ptr, message)
             return
         used = " ".join(condition for condition, _ in chosen)
         for name, test in zip(names, tests, strict=True):
@@ -246,9 +220,9 @@ class GenericKeywords(CompilerCore):
                 fn.emit(ind, f"{name} = {bare(test)}")
         for n, (condition, i) in enumerate(chosen):
             fn.emit(ind, f"{'elif' if n else 'if'} {condition}:")
-            fn.emit(ind + 1, self._call_val(*branches[i], v, ptr, rule))
+            mode.call(ind + 1, *branches[i], v, ptr, rule)
         fn.emit(ind, "else:")
-        self._error(fn, ind + 1, rule, ptr, message)
+        mode.fail(ind + 1, rule, ptr, message)
 
     def _looks_like(self, node: object, loc: Loc, v: str) -> str | None:
         """A cheap test that ``v`` is meant for this branch, or None if nothing tells."""

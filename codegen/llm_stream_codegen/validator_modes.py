@@ -11,11 +11,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, ClassVar
 
-from .validator_code import Function, Part, Ptr
+from .validator_code import LINE_LENGTH, Function, Part, Ptr, fstring, fstring_lines
 from .validator_index import Loc
 
 if TYPE_CHECKING:
     from .validator_generic import GenericKeywords
+
+Failure = tuple[str, Ptr, Sequence[Part]]
+"""A condition under which the value at the pointer fails, and what its error says."""
 
 
 class Mode:
@@ -40,12 +43,22 @@ class Mode:
         """The checks of the subschema `node` on `v`, through its helper function."""
         raise NotImplementedError
 
-    def fail_any(self, ind: int, rule: str, ptr: Ptr,
-                 failures: Sequence[tuple[str, Sequence[Part]]]) -> None:
-        """The value at `ptr` fails under each condition of `failures`, saying its message."""
-        for condition, message in failures:
+    def fail_any(self, ind: int, rule: str, failures: Sequence[Failure], guard: str = "") -> None:
+        """Where `guard` holds (always, if empty), each condition of `failures` fails the value
+        at its pointer, saying its message."""
+        if guard:
+            self.fn.emit(ind, f"if {guard}:")
+            ind += 1
+        for condition, ptr, message in failures:
             self.fn.emit(ind, f"if {condition}:")
             self.fail(ind + 1, rule, ptr, message)
+
+    def holds(self, ind: int, node: object, loc: Loc, v: str, rule: str, ptr: Ptr,
+              message: Sequence[Part]) -> None:
+        """The subschema `node` holds on `v`, or the value at `ptr` fails once, saying
+        `message`."""
+        self.fn.emit(ind, f"if not {self.compiler._helper('is', node, loc).name}({v}):")
+        self.fail(ind + 1, rule, ptr, message)
 
     def no_branch(self, ind: int, branches: list[tuple[object, Loc]], v: str, ptr: Ptr,
                   rule: str, message: list[Part]) -> None:
@@ -59,16 +72,20 @@ class Fast(Mode):
     reports = False
 
     def visit(self, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> None:
-        self.compiler._is(self.fn, ind, node, loc, v)
+        self.compiler._node(self, ind, node, loc, v, ptr, rule)
 
     def fail(self, ind: int, rule: str, ptr: Ptr, message: Sequence[Part]) -> None:
         self.fn.emit(ind, "return False")
 
-    def fail_any(self, ind: int, rule: str, ptr: Ptr,
-                 failures: Sequence[tuple[str, Sequence[Part]]]) -> None:
+    def fail_any(self, ind: int, rule: str, failures: Sequence[Failure], guard: str = "") -> None:
         if failures:
-            self.fn.emit(ind, f"if {' or '.join(condition for condition, _ in failures)}:")
-            self.fail(ind + 1, rule, ptr, [])
+            joined = " or ".join(condition for condition, _, _ in failures)
+            self.fn.emit(ind, f"if {guard} and ({joined}):" if guard else f"if {joined}:")
+            self.fail(ind + 1, rule, Ptr(), [])
+
+    def holds(self, ind: int, node: object, loc: Loc, v: str, rule: str, ptr: Ptr,
+              message: Sequence[Part]) -> None:
+        self.visit(ind, node, loc, v, ptr, rule)
 
     def call(self, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> None:
         self.fn.emit(ind, f"if not {self.compiler._helper('is', node, loc).name}({v}):")
@@ -81,14 +98,30 @@ class Full(Mode):
     reports = True
 
     def visit(self, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> None:
-        self.compiler._val(self.fn, ind, node, loc, v, ptr, rule)
+        self.compiler._node(self, ind, node, loc, v, ptr, rule)
 
     def fail(self, ind: int, rule: str, ptr: Ptr, message: Sequence[Part]) -> None:
-        self.compiler._error(self.fn, ind, rule, ptr, message)
+        pointer = ptr.code()
+        line = f"errors.append(SchemaError({rule}, {pointer}, {fstring(message)}))"
+        if len(line) + 4 * ind <= LINE_LENGTH:
+            self.fn.emit(ind, line)
+            return
+        self.fn.emit(ind, "errors.append(")
+        self.fn.emit(ind + 1, "SchemaError(")
+        self.fn.emit(ind + 2, f"{rule},")
+        self.fn.emit(ind + 2, f"{pointer},")
+        lines = fstring_lines(message, LINE_LENGTH - 4 * (ind + 2) - 1)
+        for line in lines[:-1]:
+            self.fn.emit(ind + 2, line)
+        self.fn.emit(ind + 2, lines[-1] + ",")
+        self.fn.emit(ind + 1, ")")
+        self.fn.emit(ind, ")")
 
     def call(self, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> None:
-        self.fn.emit(ind, self.compiler._call_val(node, loc, v, ptr, rule))
+        helper = self.compiler._helper("val", node, loc)
+        args = [v, ptr.code(), "errors", *([rule] if helper.takes_rule else [])]
+        self.fn.emit(ind, f"{helper.name}({', '.join(args)})")
 
     def no_branch(self, ind: int, branches: list[tuple[object, Loc]], v: str, ptr: Ptr,
                   rule: str, message: list[Part]) -> None:
-        self.compiler._val_no_branch(self.fn, ind, branches, v, ptr, rule, message)
+        self.compiler._discriminate(self, ind, branches, v, ptr, rule, message)
