@@ -63,7 +63,7 @@ class ArrayKeywords(GenericKeywords):
         if contains is None:
             return
         sub, sub_loc, least, most = contains
-        call = self._helper("is", sub, sub_loc).name
+        call = self.helpers.get("is", sub, sub_loc).name
         if least == 1 and most is None and not mode.reports:  # the fast path stops at a match
             w = fn.var("v")
             fn.emit(ind, f"for {w} in {v}:")

@@ -106,8 +106,8 @@ class Compiler(ObjectKeywords, ArrayKeywords, StringKeywords, NumberKeywords):
             public.append(self._public_validate(root, node, loc))
             exported += [f"is_valid_{root.name}", f"validate_{root.name}"]
         helpers: list[list[str]] = []
-        while self.pending:
-            helpers.append(self._helper_source(self.pending.pop(0)))
+        while self.helpers.pending:
+            helpers.append(self._helper_source(self.helpers.pending.pop(0)))
         return self._assemble(public, helpers, exported)
 
     def _public_is(self, root: ValidatorRoot, node: object, loc: Loc) -> list[str]:
@@ -137,7 +137,7 @@ class Compiler(ObjectKeywords, ArrayKeywords, StringKeywords, NumberKeywords):
         self, public: list[list[str]], helpers: list[list[str]], exported: list[str]
     ) -> str:
         code = "\n\n\n".join("\n".join(f) for f in public + helpers)
-        constants = "\n".join(self.constant_lines)
+        constants = "\n".join(self.constants.lines)
         runtime: list[str] = []
         used_text = code + constants
         changed = True

@@ -22,9 +22,10 @@ from .validator_code import (
 from .validator_core import (
     ANNOTATION_KEYWORDS,
     GROUPS,
-    MAX_DISCRIMINATED_BRANCHES,
     VALUE_CHECKS,
     CompilerCore,
+    rule_of,
+    singled_out,
 )
 from .validator_index import Loc, child_loc
 from .validator_modes import Mode
@@ -37,16 +38,13 @@ class GenericKeywords(CompilerCore):
     def _node(self, mode: Mode, ind: int, node: object, loc: Loc, v: str, ptr: Ptr,
               rule: str) -> None:
         """The checks of the schema `node` on the value `v`, at `ptr`, in `mode`."""
-        if node is True:
+        node = self._schema(node, loc)
+        if isinstance(node, bool):
+            if not node:
+                mode.fail(ind, rule, ptr, [*ptr.subject(), (False, " is not allowed")])
             return
-        if node is False or not isinstance(node, Mapping):
-            if node is not False:
-                raise loc.fail(f"a schema must be an object or a boolean, got {node!r}")
-            mode.fail(ind, rule, ptr, [*ptr.subject(), (False, " is not allowed")])
-            return
-        self._check(node, loc)
         fn = mode.fn
-        rule = self._rule_of(node, rule)
+        rule = rule_of(node, rule)
         types = self._types(node, loc)
         done = self._type(mode, ind, node, loc, v, ptr, rule, types) if types is not None else ()
         self._emit_checks(mode, ind, node, loc, v, ptr, rule, VALUE_CHECKS)
@@ -115,7 +113,7 @@ class GenericKeywords(CompilerCore):
         if not then and not otherwise:
             self._check_tree(condition, condition_loc)  # no effect, but no unknown keyword
             return
-        call = f"{self._helper('is', condition, condition_loc).name}({v})"
+        call = f"{self.helpers.get('is', condition, condition_loc).name}({v})"
         if then:
             fn.emit(ind, f"if {call}:")
             fn.lines.extend(then)
@@ -140,7 +138,7 @@ class GenericKeywords(CompilerCore):
             if len(branches) == 1:
                 mode.visit(ind, *branches[0], v, ptr, rule)
                 continue
-            calls = [f"{self._helper('is', s, sl).name}({v})" for s, sl in branches]
+            calls = [f"{self.helpers.get('is', s, sl).name}({v})" for s, sl in branches]
             count = len(branches)
             if key == "anyOf":
                 self._emit_condition(fn, ind, "not (", calls, " or ", ")")
@@ -167,7 +165,7 @@ class GenericKeywords(CompilerCore):
             mode.fail(ind + 1, rule, ptr, [*subject, (False, f"{words}, but matches "), (True, n)])
         if "not" in node:
             sub, sub_loc = self._sub(node, "not", loc)
-            fn.emit(ind, f"if {self._helper('is', sub, sub_loc).name}({v}):")
+            fn.emit(ind, f"if {self.helpers.get('is', sub, sub_loc).name}({v}):")
             forbidden = (
                 self._strings(sub, "required", sub_loc)
                 if isinstance(sub, Mapping) and set(sub) - ANNOTATION_KEYWORDS == {"required"}
@@ -204,13 +202,9 @@ class GenericKeywords(CompilerCore):
         tests = [self._looks_like(sub, sub_loc, v) for sub, sub_loc in branches]
         names = [fn.var("c") if test else "" for test in tests]
         chosen: list[tuple[str, int]] = []  # (condition, branch)
-        if len(branches) <= MAX_DISCRIMINATED_BRANCHES:
-            for i, test in enumerate(tests):
-                others = [names[j] for j in range(len(tests)) if j != i]
-                if not all(others) or test in tests[:i] + tests[i + 1 :]:
-                    continue  # another branch is as plausible: cannot single this one out
-                rest = f"not ({' or '.join(others)})" if len(others) > 1 else f"not {others[0]}"
-                chosen.append((f"{names[i]} and {rest}" if test else rest, i))
+        for i, others in singled_out(tests, names):
+            rest = f"not ({' or '.join(others)})" if len(others) > 1 else f"not {others[0]}"
+            chosen.append((f"{names[i]} and {rest}" if tests[i] else rest, i))
         if not chosen:
             mode.fail(ind, rule, ptr, message)
             return
@@ -226,19 +220,25 @@ class GenericKeywords(CompilerCore):
 
     def _looks_like(self, node: object, loc: Loc, v: str) -> str | None:
         """A cheap test that ``v`` is meant for this branch, or None if nothing tells."""
-        types, consts = self._shape(node, loc, 0)
-        tests = []
-        if types is not None:
-            tests.append(type_test(types, v, negate=False))
-        if consts:
-            if types != ["object"]:
-                tests.append(f"isinstance({v}, dict)")
-            for name, value, required in consts:
-                if required:
-                    tests.append(f"{v}.get({lit(name)}) == {lit(value)}")
-                else:
-                    tests.append(f"{v}.get({lit(name)}, {lit(value)}) == {lit(value)}")
+
+        def member_is(name: str, value: str, required: bool) -> str:
+            default = "" if required else f", {lit(value)}"
+            return f"{v}.get({lit(name)}{default}) == {lit(value)}"
+
+        tests = self._branch_tests(node, loc, lambda types: type_test(types, v, negate=False),
+                                   f"isinstance({v}, dict)", member_is)
         return " and ".join(tests) or None
+
+    def _branch_tests(self, node: object, loc: Loc, type_is: Callable[[list[str]], str],
+                      is_object: str, member_is: Callable[[str, str, bool], str]) -> list[str]:
+        """What tells that a value is meant for a branch, in the generated language: its type,
+        and the string consts of its members (a required one present with the value, another
+        present with it or absent)."""
+        types, consts = self._shape(node, loc, 0)
+        tests = [type_is(types)] if types is not None else []
+        if consts and types != ["object"]:
+            tests.append(is_object)
+        return tests + [member_is(name, value, required) for name, value, required in consts]
 
     def _shape(
         self, node: object, loc: Loc, depth: int

@@ -33,7 +33,7 @@ class Mode:
 
     def visit(self, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> None:
         """The checks of the subschema `node` on the value `v`, inline."""
-        raise NotImplementedError
+        self.compiler._node(self, ind, node, loc, v, ptr, rule)
 
     def fail(self, ind: int, rule: str, ptr: Ptr, message: Sequence[Part]) -> None:
         """The value at `ptr` fails: `message` is what the error says."""
@@ -57,7 +57,12 @@ class Mode:
               message: Sequence[Part]) -> None:
         """The subschema `node` holds on `v`, or the value at `ptr` fails once, saying
         `message`."""
-        self.fn.emit(ind, f"if not {self.compiler._helper('is', node, loc).name}({v}):")
+        self._unless_valid(ind, node, loc, v, rule, ptr, message)
+
+    def _unless_valid(self, ind: int, node: object, loc: Loc, v: str, rule: str, ptr: Ptr,
+                      message: Sequence[Part]) -> None:
+        """A failure unless the fast helper of `node` accepts `v`."""
+        self.fn.emit(ind, f"if not {self.compiler.helpers.get('is', node, loc).name}({v}):")
         self.fail(ind + 1, rule, ptr, message)
 
     def no_branch(self, ind: int, branches: list[tuple[object, Loc]], v: str, ptr: Ptr,
@@ -70,9 +75,6 @@ class Fast(Mode):
     """`is_valid`: every failure returns False."""
 
     reports = False
-
-    def visit(self, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> None:
-        self.compiler._node(self, ind, node, loc, v, ptr, rule)
 
     def fail(self, ind: int, rule: str, ptr: Ptr, message: Sequence[Part]) -> None:
         self.fn.emit(ind, "return False")
@@ -88,17 +90,13 @@ class Fast(Mode):
         self.visit(ind, node, loc, v, ptr, rule)
 
     def call(self, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> None:
-        self.fn.emit(ind, f"if not {self.compiler._helper('is', node, loc).name}({v}):")
-        self.fn.emit(ind + 1, "return False")
+        self._unless_valid(ind, node, loc, v, rule, ptr, [])
 
 
 class Full(Mode):
     """`validate`: every failure appends an error, and the checks go on."""
 
     reports = True
-
-    def visit(self, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> None:
-        self.compiler._node(self, ind, node, loc, v, ptr, rule)
 
     def fail(self, ind: int, rule: str, ptr: Ptr, message: Sequence[Part]) -> None:
         pointer = ptr.code()
@@ -118,7 +116,7 @@ class Full(Mode):
         self.fn.emit(ind, ")")
 
     def call(self, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> None:
-        helper = self.compiler._helper("val", node, loc)
+        helper = self.compiler.helpers.get("val", node, loc)
         args = [v, ptr.code(), "errors", *([rule] if helper.takes_rule else [])]
         self.fn.emit(ind, f"{helper.name}({', '.join(args)})")
 

@@ -9,7 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
 from .validator_code import Ptr, lit
-from .validator_core import count_bound
+from .validator_core import count_bound, rule_of
 from .validator_generic import GenericKeywords
 from .validator_index import Loc
 from .validator_modes import Mode
@@ -68,7 +68,7 @@ class ObjectKeywords(GenericKeywords):
                 k = fn.var("k")
                 member = ptr.dynamic_key(k)
                 message = [*member.parts, (False, " has a property name that is not allowed")]
-                names_rule = self._rule_of(names, rule)
+                names_rule = rule_of(names, rule)
                 inner = fn.capture(mode.holds, ind + 1, names, names_loc, k, names_rule, member,
                                    message)
                 fn.block(ind, f"for {k} in {v}:", inner)
@@ -101,7 +101,7 @@ class ObjectKeywords(GenericKeywords):
         checks: list[str] = []
         for name, sub, sub_loc in props:
             key, member = lit(name), ptr.key(name)
-            missing = (self._rule_of(sub, rule), member, [*member.parts, (False, " is required")])
+            missing = (rule_of(sub, rule), member, [*member.parts, (False, " is required")])
             const = self._simple_const(sub, sub_loc) if fast else None
             if const is not None:  # a missing member reads as None, which is no string
                 test = f"{v}.get({key})" if name in required else f"{v}.get({key}, {lit(const)})"
