@@ -212,7 +212,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5, help="best of how many runs")
     parser.add_argument("--skip", nargs="*", default=[],
                         choices=["decoder", "validators", "memory", "startup", "check",
-                                 "translate"])
+                                 "translate", "typescript"])
     args = parser.parse_args()
     if "startup" not in args.skip:
         import_times(max(args.rounds, 10))

@@ -46,6 +46,35 @@ _BUILT_BY = {fragments.event: kind for kind, fragments in life.FRAGMENTS.items()
 """The event types that fragments build, and the type of those fragments."""
 
 
+class _Plan(NamedTuple):
+    """What the quick path (`Decoder._quick`) weighs of an event type, from the lifecycle's
+    tables: the same tables, read once per type rather than once per event."""
+
+    place: str
+    block_kind: str | None
+    limit: int | None
+    """`life.PER_BLOCK`."""
+    completes: bool
+    """In `life.COMPLETES_BLOCK`."""
+    fragments: life.Fragments | None
+    """`life.FRAGMENTS`: the event type is the fragments of another."""
+    builds: bool
+    """The event type is one that fragments build (`_BUILT_BY`)."""
+    closes_with: str | None
+    """`life.CLOSES_WITH`."""
+    checks: tuple[tuple[str, str, str], ...]
+    """`life.FIELD_CHECKS`."""
+
+
+_PLANS = {
+    kind: _Plan(place, life.BLOCK_KINDS.get(kind), life.PER_BLOCK.get(kind),
+                kind in life.COMPLETES_BLOCK, life.FRAGMENTS.get(kind), kind in _BUILT_BY,
+                life.CLOSES_WITH.get(kind), life.FIELD_CHECKS.get(kind, ()))
+    for kind, place in life.PLACES.items()
+}
+"""What the quick path weighs of each registered event type."""
+
+
 def _all_required(model: type[BaseModel]) -> bool:
     """Whether every field of a model and of its nested models is required: an optional field
     also takes an explicit null, which the schema refuses, so such models cannot be trusted."""
@@ -80,6 +109,15 @@ class _Typed(NamedTuple):
     the general path too."""
     steady_by_line: Mapping[bytes, Callable[..., Any]]
     """The same, by the ``event:`` line of a chunk (`Decoder._continuation`)."""
+    whole: Mapping[str, Callable[..., Any]]
+    """Every registered type's model parses and validates an event in one step, in pydantic's
+    strict mode, for the hot path and the quick path (`Decoder._quick`): given JSON text with
+    no NaN or Infinity in it, and no null unless its model has every field required
+    (`nullable`), every model accepts only what its schema accepts (the differential tests
+    hold them to that). What it refuses goes down the general path, which reports why."""
+    nullable: frozenset[str]
+    """The types whose models take an explicit null, which the schema refuses, for an
+    optional field."""
     trusted: Mapping[str, Callable[..., Any]]
     """The general path builds an event of these types from its parsed object in pydantic's
     strict mode, which then stands in for the validator: their models accept only what their
@@ -99,12 +137,17 @@ def _typed_tables() -> _Typed:
         if _all_required(EVENT_MODELS[kind])
     }
     by_line = {_event_line(kind): validate for kind, validate in steady.items()}
+    whole = {
+        kind: model.__pydantic_validator__.validate_json
+        for kind, model in sorted(EVENT_MODELS.items())
+    }
+    nullable = frozenset(kind for kind, model in EVENT_MODELS.items() if not _all_required(model))
     trusted = {
         kind: model.__pydantic_validator__.validate_python
         for kind, model in sorted(EVENT_MODELS.items())
         if _plain(model) and (_all_required(model) or _flat(model))
     }
-    return _Typed(EVENT_MODELS, UnknownEvent, steady, by_line, trusted)
+    return _Typed(EVENT_MODELS, UnknownEvent, steady, by_line, whole, nullable, trusted)
 
 
 def _field_types(model: type[BaseModel]) -> Iterator[object]:
@@ -193,6 +236,7 @@ class Decoder:
             raise ValueError("typed events are always validated: use typed=False")
         self.typed = typed
         self._typed: _Typed | None = _typed_tables() if typed else None
+        self._validates = validate
         self._is_valid = is_valid_event if validate else is_valid_envelope
         self._errors = validate_event if validate else validate_envelope
         self.strict = strict
@@ -326,12 +370,17 @@ class Decoder:
         `_continuation`: `steady` maps the index of each such block to what its events are
         (`_Steady`). Their envelope is checked inline: v is the version, and seq is the next
         seq, which makes it an integer in range so long as that is above 1 (True == 1) and at
-        most the largest. The next seq lives in `expected` while no other path runs."""
+        most the largest. The next seq lives in `expected` while no other path runs. Any other
+        event is parsed once (typed: parsed and validated in one step) and tried on the quick
+        path (`_quick`); what that does not take goes down the general path with what was
+        parsed and built, so that nothing is parsed or validated twice."""
         out: list[Event] = []
         append = out.append
         steady = self._steady
         sse_found = self._sse.diagnostics
-        steady_validators = None if self._typed is None else self._typed.steady
+        whole = None if self._typed is None else self._typed.whole
+        nullable = () if self._typed is None else self._typed.nullable
+        quick = self._quick if self.lifecycle else None
         expected = self._expected_seq
         try:
             for sse_type, data, _, _, line in sse_events:
@@ -339,43 +388,63 @@ class Decoder:
                     self._expected_seq = expected
                     self._drain_sse(line)
                 parsed: object = _UNPARSED
+                model: Any = None
                 if self._pending is None:
-                    if steady_validators is not None:
-                        validate = steady_validators.get(sse_type)
-                        if validate is not None and "NaN" not in data and "Infinity" not in data:
+                    if whole is not None:
+                        validate = whole.get(sse_type)
+                        if (
+                            validate is not None
+                            and "NaN" not in data
+                            and "Infinity" not in data
+                            and (sse_type not in nullable or "null" not in data)
+                        ):
                             try:
                                 model = validate(data, strict=True)
                             except ValueError:
                                 model = None
+                        if model is not None:
                             if (
-                                model is not None
-                                and steady.get(model.index, _NOT_STEADY)[0] == model.type
+                                sse_type in _STEADY_KINDS
                                 and model.seq == expected
+                                and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
                                 expected += 1
                                 append(model)
                                 continue
+                            if quick is not None:
+                                self._expected_seq = expected
+                                if quick(model.__dict__, sse_type, True):
+                                    expected = self._expected_seq
+                                    append(model)
+                                    continue
                     else:
                         try:
                             parsed = obj = from_json(data, allow_inf_nan=False)
                         except ValueError:
                             obj = None
-                        index = obj.get("index") if type(obj) is dict else None
-                        if type(index) is int:
-                            kind, _, check = steady.get(index, _NOT_STEADY)
-                            if (
-                                kind == sse_type
-                                and kind == obj.get("type")
-                                and obj.get("seq") == expected
-                                and obj.get("v") == _VERSION
-                                and 1 < expected <= _SEQ_MAX
-                                and (check is None or check(obj))
-                            ):
-                                expected += 1
-                                append(obj)
-                                continue
+                        if type(obj) is dict:
+                            index = obj.get("index")
+                            if type(index) is int:
+                                kind, _, check = steady.get(index, _NOT_STEADY)
+                                if (
+                                    kind == sse_type
+                                    and kind == obj.get("type")
+                                    and obj.get("seq") == expected
+                                    and obj.get("v") == _VERSION
+                                    and 1 < expected <= _SEQ_MAX
+                                    and (check is None or check(obj))
+                                ):
+                                    expected += 1
+                                    append(obj)
+                                    continue
+                            if quick is not None:
+                                self._expected_seq = expected
+                                if quick(obj, sse_type, False):
+                                    expected = self._expected_seq
+                                    append(obj)
+                                    continue
                 self._expected_seq = expected
-                event = self._general(sse_type, data, line, parsed)
+                event = self._general(sse_type, data, line, parsed, model)
                 expected = self._expected_seq
                 if event is not None:
                     append(event)
@@ -387,12 +456,201 @@ class Decoder:
             self._last_line = sse_events[-1][4]
         return out
 
+    def _quick(self, obj: Mapping[str, Any], kind: str, validated: bool) -> bool:
+        """Account for an event of a registered type that breaks no rule, as `_event` would,
+        for a fraction of its cost; else False, and nothing changed.
+
+        It checks what `_event` checks, all of it before changing anything, from the tables
+        read once per type (`_Plan`). `obj` is the event's JSON object, or its model's fields
+        when `validated` (typed mode built the model, so its schema holds).
+        """
+        plan = _PLANS.get(kind)
+        if plan is None:
+            return False
+        place = plan.place
+        seq = obj.get("seq")
+        first = self._first
+        if (
+            type(seq) is not int
+            or seq != (0 if first and place == "first" else self._expected_seq)
+            or not 0 <= seq <= _SEQ_MAX
+            or obj.get("v") != _VERSION
+            or obj.get("type") != kind
+        ):
+            return False
+        state = self._state
+        target = life.STREAM_TRANSITIONS.get((state, place))
+        if target is None:
+            return False
+        if not validated and self._validates and not EVENT_CHECKS[kind](obj):
+            return False
+        index = obj.get("index")
+        block = ""
+        joining = None
+        if place == "block" or place == "block-end":
+            if type(index) is not int:
+                return False
+            block = self._blocks.get(index, life.BLOCK_INITIAL)
+            block_target = life.BLOCK_TRANSITIONS.get((block, place))
+            if block_target is None:
+                return False
+            joining = self._joining.get(index)
+            if place == "block":
+                if not self._block_holds(obj, kind, plan, index, joining):
+                    return False
+            else:
+                reason = obj.get("stop_reason")
+                if reason != self._closes_with.get(index, ("", reason))[1] or (
+                    joining is not None and reason != joining.of.unless_stop_reason
+                ):
+                    return False
+        if plan.checks and not self._fields_hold(obj, kind, plan.checks):
+            return False
+        if target == life.STREAM_FINAL and not self._ends_well(kind, target):
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle` and `_block` make.
+        self._expected_seq = seq + 1
+        if first:
+            self._first = False
+        if target != state:
+            self._state = target
+            self._steady.clear()
+            if target == life.FAILED_STATE:
+                self._failed = True
+        self._counts[kind] = self._counts.get(kind, 0) + 1
+        if block:
+            self._blocks[index] = block_target
+            if block_target != block:
+                self._steady.pop(index, None)
+            if place == "block":
+                self._block_kinds[index] = plan.block_kind  # type: ignore[assignment]
+                if plan.completes:
+                    self._completed[index] = kind
+                    self._steady.pop(index, None)
+                fragments = plan.fragments
+                if fragments is not None:
+                    if joining is None:
+                        carried = {name: obj.get(name) for name in fragments.carries}
+                        joining = self._joining[index] = _Joining(kind, fragments, carried)
+                    joining.add(obj.get(fragments.field))
+                elif plan.builds:
+                    self._built.add(index)
+                    if joining is not None:
+                        del self._joining[index]
+                key = (index, kind)
+                self._block_counts[key] = self._block_counts.get(key, 0) + 1
+                if plan.closes_with is not None:
+                    self._closes_with[index] = (kind, plan.closes_with)
+                elif (
+                    kind in _STEADY_KINDS
+                    and index not in self._completed
+                    and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
+                ):
+                    self._steady[index] = self._steady_entry(kind)
+            elif joining is not None:
+                del self._joining[index]
+        if plan.checks:
+            self._record_fields(obj, kind, plan.checks)
+        return True
+
+    def _ends_well(self, kind: str, target: str) -> bool:
+        """Whether `_at_end` would find nothing, at an event of this type that moves the
+        stream to `target`, its final state."""
+        failed = self._failed or target == life.FAILED_STATE
+        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
+            for block in self._blocks.values():
+                if life.BLOCK_UNFINISHED.get(block) is not None:
+                    return False
+        for expected, (minimum, _) in life.EXPECTED.items():
+            if self._counts.get(expected, 0) + (expected == kind) < minimum:
+                return False
+        return True
+
+    def _block_holds(
+        self,
+        obj: Mapping[str, Any],
+        kind: str,
+        plan: _Plan,
+        index: int,
+        joining: _Joining | None,
+    ) -> bool:
+        """Whether a block event breaks none of the rules `_block`, `_in_order`, `_fragment`
+        and `_build` check; changes nothing."""
+        established = self._block_kinds.get(index)
+        if plan.block_kind is None or (established is not None and established != plan.block_kind):
+            return False
+        completed = self._completed.get(index)
+        if completed is not None and kind != completed:
+            return False
+        if plan.limit is not None and self._block_counts.get((index, kind), 0) >= plan.limit:
+            return False
+        fragments = plan.fragments
+        if fragments is not None:
+            if index in self._built:
+                return False
+            if joining is None and any(obj.get(name) is None for name in fragments.carries):
+                return False
+        elif plan.builds and joining is not None:
+            if not joining.adds_up_to(obj.get(joining.of.field)):
+                return False
+            for name, carried in joining.carried.items():
+                if type(carried) is str and obj.get(name) != carried:
+                    return False
+        return True
+
+    def _fields_hold(
+        self, obj: Mapping[str, Any], kind: str, checks: tuple[tuple[str, str, str], ...]
+    ) -> bool:
+        """Whether every check of `life.FIELD_CHECKS` holds, as `_field_check` judges it;
+        changes nothing. A check it does not know does not hold."""
+        for check, field, _ in checks:
+            value = obj.get(field)
+            if check == "json-text":
+                if type(value) is str:
+                    try:
+                        loads(value)
+                    except ValueError:
+                        return False
+            elif check == "unique":
+                if (type(value) is str or type(value) is int) and value in self._seen.get(
+                    (kind, field), ()
+                ):
+                    return False
+            elif check == "declared-tool":
+                if self.tools is not None and type(value) is str and value not in self.tools:
+                    return False
+            elif check == "echoes-request-metadata":
+                wanted = (self.request_metadata or {}).get(field)
+                if wanted is not None and value != wanted:
+                    return False
+            elif check == "non-decreasing":
+                if type(value) is int:
+                    last = self._last_value.get((kind, field))
+                    if last is not None and value < last:
+                        return False
+            else:
+                return False
+        return True
+
+    def _record_fields(
+        self, obj: Mapping[str, Any], kind: str, checks: tuple[tuple[str, str, str], ...]
+    ) -> None:
+        """What `_field_check` remembers of an event whose checks held."""
+        for check, field, _ in checks:
+            value = obj.get(field)
+            if check == "unique":
+                if type(value) is str or type(value) is int:
+                    self._seen.setdefault((kind, field), set()).add(value)
+            elif check == "non-decreasing" and type(value) is int:
+                self._last_value[(kind, field)] = value
+
     def _general(
-        self, sse_type: str, data: str, line: int, parsed: object = _UNPARSED
+        self, sse_type: str, data: str, line: int, parsed: object = _UNPARSED, model: Any = None
     ) -> Event | None:
-        """Every check of an event; `parsed` is its data as the hot path parsed it, if it did."""
+        """Every check of an event; `parsed` is its data as the hot path parsed it, if it did,
+        and `model` the event as typed mode built it from its data, if it did."""
         obj = self._parse(data, line, parsed)
-        return None if obj is None else self._event(obj, sse_type, line)
+        return None if obj is None else self._event(obj, sse_type, line, model)
 
     def _parse(self, data: str, line: int, parsed: object = _UNPARSED) -> dict[str, Any] | None:
         """The event's JSON object, joining an envelope split across two events (LS-SSE-3)."""
@@ -435,14 +693,15 @@ class Decoder:
         preview = data if len(data) <= 60 else data[:57] + "..."
         self._report("LS-SSE-2", line, f"data is not one complete JSON object: {preview!r}")
 
-    def _event(self, obj: dict[str, Any], sse_type: str, line: int) -> Event | None:
+    def _event(
+        self, obj: dict[str, Any], sse_type: str, line: int, model: Any = None
+    ) -> Event | None:
         kind = obj.get("type")
         registered = type(kind) is str and kind in life.PLACES
         if type(kind) is str and kind != sse_type:
             self._report("LS-ENV-4", line,
                          f"the event: field is {sse_type!r} but the JSON type is {kind!r}")
-        model = None
-        if self._typed is not None and type(kind) is str:
+        if model is None and self._typed is not None and type(kind) is str:
             build = self._typed.trusted.get(kind)
             if build is not None and None not in obj.values():
                 with suppress(ValueError):
@@ -545,9 +804,7 @@ class Decoder:
                 and index not in self._completed
                 and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
             ):
-                full = self._is_valid is is_valid_event
-                check = EVENT_CHECKS[kind] if full else None
-                self._steady[index] = (kind, _event_line(kind), check)
+                self._steady[index] = self._steady_entry(kind)
         else:
             reason = obj.get("stop_reason")
             member, wanted = self._closes_with.get(index, ("", reason))
@@ -562,6 +819,10 @@ class Decoder:
                     cut = f" (only one cut off with stop_reason {unless!r} may)" if unless else ""
                     self._report(joining.of.rule, line, f"block {index} holds {joining.kind} "
                                                         f"fragments but no {joining.of.event}{cut}")
+
+    def _steady_entry(self, kind: str) -> _Steady:
+        """What `_steady` holds of a block whose events are of this type."""
+        return (kind, _event_line(kind), EVENT_CHECKS[kind] if self._validates else None)
 
     def _in_order(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
         """The order within a block: nothing after the event that completes it, and fragments
