@@ -93,6 +93,10 @@ def _event_line(kind: str) -> bytes:
     return b"event: " + kind.encode()
 
 
+_KIND_OF_LINE = {_event_line(kind): kind for kind in life.PLACES}
+"""The type of an event whose ``event:`` line is this, for each registered type."""
+
+
 class _Typed(NamedTuple):
     """What typed decoding needs of the pydantic models, built when the first typed decoder is
     made, so that a program that decodes only dicts never imports pydantic or builds a model."""
@@ -101,14 +105,6 @@ class _Typed(NamedTuple):
     """The model of each registered event type."""
     unknown: type[EventEnvelope]
     """The model of an event of an unregistered type."""
-    steady: Mapping[str, Callable[..., Any]]
-    """The typed hot path parses and validates a steady event in one step, in pydantic's strict
-    mode, for the types whose models accept only what their schemas accept (the differential
-    tests hold them to that); what it refuses goes down the general path, which reports why.
-    pydantic's parser takes NaN and Infinity, which JSON does not: data that may hold them takes
-    the general path too."""
-    steady_by_line: Mapping[bytes, Callable[..., Any]]
-    """The same, by the ``event:`` line of a chunk (`Decoder._continuation`)."""
     whole: Mapping[str, Callable[..., Any]]
     """Every registered type's model parses and validates an event in one step, in pydantic's
     strict mode, for the hot path and the quick path (`Decoder._quick`): given JSON text with
@@ -131,12 +127,6 @@ def _typed_tables() -> _Typed:
     """The models and the typed hot path's validators, built once."""
     from .models import EVENT_MODELS, UnknownEvent
 
-    steady = {
-        kind: EVENT_MODELS[kind].__pydantic_validator__.validate_json
-        for kind in sorted(_STEADY_KINDS)
-        if _all_required(EVENT_MODELS[kind])
-    }
-    by_line = {_event_line(kind): validate for kind, validate in steady.items()}
     whole = {
         kind: model.__pydantic_validator__.validate_json
         for kind, model in sorted(EVENT_MODELS.items())
@@ -147,7 +137,7 @@ def _typed_tables() -> _Typed:
         for kind, model in sorted(EVENT_MODELS.items())
         if _plain(model) and (_all_required(model) or _flat(model))
     }
-    return _Typed(EVENT_MODELS, UnknownEvent, steady, by_line, whole, nullable, trusted)
+    return _Typed(EVENT_MODELS, UnknownEvent, whole, nullable, trusted)
 
 
 def _field_types(model: type[BaseModel]) -> Iterator[object]:
@@ -273,7 +263,7 @@ class Decoder:
             raise RuntimeError("feed() after close()")
         if type(data) is not bytes:
             data = bytes(data)
-        if self._steady and self._pending is None and not self._sse.diagnostics:
+        if self.lifecycle and self._pending is None and not self._sse.diagnostics:
             event = self._continuation(data)
             if event is not None:
                 return [event]
@@ -315,54 +305,69 @@ class Decoder:
                 self._add(diagnostic)
 
     def _continuation(self, chunk: bytes) -> Event | None:
-        """The event of a chunk that is one whole event continuing an open block in the expected
-        order, taken from the SSE layer; else None, and nothing changed.
+        """The event of a chunk that is one whole event of a registered type which breaks no
+        rule, taken from the SSE layer; else None, and nothing changed.
 
-        Such an event changes nothing but the next seq, and servers flush every event, so this
-        is the commonest chunk of all: it is checked on its bytes as `_events` checks it, and in
-        typed mode parsed and validated in one step (`_Typed.steady`), without building an
-        SSE event first.
+        Servers flush every event, so this is the commonest chunk of all: it is checked on its
+        bytes as `_events` checks it, without building an SSE event first. An event continuing
+        an open block in the expected order changes nothing but the next seq (the hot path);
+        any other takes the quick path (`_quick`). In typed mode the event is parsed and
+        validated in one step (`_Typed.whole`).
         """
         whole = self._sse.whole_event(chunk)
         if whole is None:
             return None
         line, payload = whole
+        kind = _KIND_OF_LINE.get(line)
+        if kind is None:
+            return None
         event: Any
+        expected = self._expected_seq
         if self._typed is not None:
-            validate = self._typed.steady_by_line.get(line)
-            if validate is None or b"NaN" in payload or b"Infinity" in payload:
+            validate = self._typed.whole.get(kind)
+            if (
+                validate is None
+                or b"NaN" in payload
+                or b"Infinity" in payload
+                or (kind in self._typed.nullable and b"null" in payload)
+            ):
                 return None
             try:
                 event = validate(payload, strict=True)
             except ValueError:
                 return None
             if (
-                self._steady.get(event.index, _NOT_STEADY)[0] != event.type
-                or event.seq != self._expected_seq
+                kind in _STEADY_KINDS
+                and event.seq == expected
+                and self._steady.get(event.index, _NOT_STEADY)[0] == kind
             ):
+                self._expected_seq = expected + 1
+            elif not self._quick(event.__dict__, kind, True):
                 return None
         else:
             try:
                 event = from_json(payload, allow_inf_nan=False)
             except ValueError:
                 return None
-            index = event.get("index") if type(event) is dict else None
-            if type(index) is not int:
+            if type(event) is not dict:
                 return None
-            kind, kind_line, check = self._steady.get(index, _NOT_STEADY)
-            expected = self._expected_seq
-            if not (
-                line == kind_line
+            index = event.get("index")
+            steady, _, check = (
+                self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
+            )
+            if (
+                steady == kind
                 and kind == event.get("type")
                 and event.get("seq") == expected
                 and event.get("v") == _VERSION
                 and 1 < expected <= _SEQ_MAX
                 and (check is None or check(event))
             ):
+                self._expected_seq = expected + 1
+            elif not self._quick(event, kind, False):
                 return None
-        self._expected_seq += 1
         self._last_line = self._sse.took_whole_event()
-        return event  # type: ignore[no-any-return]
+        return event
 
     def _events(self, sse_events: list[Fields]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order
