@@ -51,6 +51,10 @@ class _Plan(NamedTuple):
     tables: the same tables, read once per type rather than once per event."""
 
     place: str
+    moves: dict[str, str]
+    """`life.STREAM_TRANSITIONS` from each state, at this type's place."""
+    block_moves: dict[str, str]
+    """`life.BLOCK_TRANSITIONS` from each block state, at this type's place."""
     block_kind: str | None
     limit: int | None
     """`life.PER_BLOCK`."""
@@ -62,16 +66,26 @@ class _Plan(NamedTuple):
     """The event type is one that fragments build (`_BUILT_BY`)."""
     closes_with: str | None
     """`life.CLOSES_WITH`."""
-    checks: tuple[tuple[str, str, str], ...]
-    """`life.FIELD_CHECKS`."""
+    checks: tuple[tuple[str, str, tuple[str, str]], ...]
+    """`life.FIELD_CHECKS`: each check, its field, and the key of what it remembers."""
 
 
-_PLANS = {
-    kind: _Plan(place, life.BLOCK_KINDS.get(kind), life.PER_BLOCK.get(kind),
-                kind in life.COMPLETES_BLOCK, life.FRAGMENTS.get(kind), kind in _BUILT_BY,
-                life.CLOSES_WITH.get(kind), life.FIELD_CHECKS.get(kind, ()))
-    for kind, place in life.PLACES.items()
-}
+def _plan(kind: str, place: str) -> _Plan:
+    return _Plan(
+        place,
+        {state: to for (state, at), to in life.STREAM_TRANSITIONS.items() if at == place},
+        {state: to for (state, at), to in life.BLOCK_TRANSITIONS.items() if at == place},
+        life.BLOCK_KINDS.get(kind),
+        life.PER_BLOCK.get(kind),
+        kind in life.COMPLETES_BLOCK,
+        life.FRAGMENTS.get(kind),
+        kind in _BUILT_BY,
+        life.CLOSES_WITH.get(kind),
+        tuple((check, field, (kind, field)) for check, field, _ in life.FIELD_CHECKS.get(kind, ())),
+    )
+
+
+_PLANS = {kind: _plan(kind, place) for kind, place in life.PLACES.items()}
 """What the quick path weighs of each registered event type."""
 
 
@@ -472,36 +486,52 @@ class Decoder:
         plan = _PLANS.get(kind)
         if plan is None:
             return False
-        place = plan.place
+        (place, moves, block_moves, block_kind, limit, completes, fragments, builds,
+         closes_with, checks) = plan
         seq = obj.get("seq")
         first = self._first
         if (
             type(seq) is not int
             or seq != (0 if first and place == "first" else self._expected_seq)
-            or not 0 <= seq <= _SEQ_MAX
+            or seq < 0
+            or seq > _SEQ_MAX
             or obj.get("v") != _VERSION
             or obj.get("type") != kind
         ):
             return False
         state = self._state
-        target = life.STREAM_TRANSITIONS.get((state, place))
-        if target is None:
+        target = moves.get(state)
+        if target is None or (not validated and self._validates and not EVENT_CHECKS[kind](obj)):
             return False
-        if not validated and self._validates and not EVENT_CHECKS[kind](obj):
-            return False
-        index = obj.get("index")
-        block = ""
+        index: Any = None
+        block = block_target = ""
         joining = None
-        if place == "block" or place == "block-end":
+        if block_moves:
+            index = obj.get("index")
             if type(index) is not int:
                 return False
             block = self._blocks.get(index, life.BLOCK_INITIAL)
-            block_target = life.BLOCK_TRANSITIONS.get((block, place))
-            if block_target is None:
+            block_target = block_moves.get(block, "")
+            if not block_target:
                 return False
             joining = self._joining.get(index)
             if place == "block":
-                if not self._block_holds(obj, kind, plan, index, joining):
+                established = self._block_kinds.get(index)
+                completed = self._completed.get(index)
+                if (
+                    block_kind is None
+                    or (established is not None and established != block_kind)
+                    or (completed is not None and kind != completed)
+                    or (limit is not None and self._block_counts.get((index, kind), 0) >= limit)
+                ):
+                    return False
+                if fragments is not None:
+                    if index in self._built or (
+                        joining is None
+                        and any(obj.get(name) is None for name in fragments.carries)
+                    ):
+                        return False
+                elif builds and joining is not None and not joining.built(obj):
                     return False
             else:
                 reason = obj.get("stop_reason")
@@ -509,7 +539,7 @@ class Decoder:
                     joining is not None and reason != joining.of.unless_stop_reason
                 ):
                     return False
-        if plan.checks and not self._fields_hold(obj, kind, plan.checks):
+        if checks and not self._fields_hold(obj, checks):
             return False
         if target == life.STREAM_FINAL and not self._ends_well(kind, target):
             return False
@@ -522,30 +552,30 @@ class Decoder:
             self._steady.clear()
             if target == life.FAILED_STATE:
                 self._failed = True
-        self._counts[kind] = self._counts.get(kind, 0) + 1
+        counts = self._counts
+        counts[kind] = counts.get(kind, 0) + 1
         if block:
             self._blocks[index] = block_target
             if block_target != block:
                 self._steady.pop(index, None)
             if place == "block":
-                self._block_kinds[index] = plan.block_kind  # type: ignore[assignment]
-                if plan.completes:
+                self._block_kinds[index] = block_kind  # type: ignore[assignment]
+                if completes:
                     self._completed[index] = kind
                     self._steady.pop(index, None)
-                fragments = plan.fragments
                 if fragments is not None:
                     if joining is None:
                         carried = {name: obj.get(name) for name in fragments.carries}
                         joining = self._joining[index] = _Joining(kind, fragments, carried)
                     joining.add(obj.get(fragments.field))
-                elif plan.builds:
+                elif builds:
                     self._built.add(index)
                     if joining is not None:
                         del self._joining[index]
                 key = (index, kind)
                 self._block_counts[key] = self._block_counts.get(key, 0) + 1
-                if plan.closes_with is not None:
-                    self._closes_with[index] = (kind, plan.closes_with)
+                if closes_with is not None:
+                    self._closes_with[index] = (kind, closes_with)
                 elif (
                     kind in _STEADY_KINDS
                     and index not in self._completed
@@ -554,8 +584,8 @@ class Decoder:
                     self._steady[index] = self._steady_entry(kind)
             elif joining is not None:
                 del self._joining[index]
-        if plan.checks:
-            self._record_fields(obj, kind, plan.checks)
+        if checks:
+            self._record_fields(obj, checks)
         return True
 
     def _ends_well(self, kind: str, target: str) -> bool:
@@ -571,55 +601,21 @@ class Decoder:
                 return False
         return True
 
-    def _block_holds(
-        self,
-        obj: Mapping[str, Any],
-        kind: str,
-        plan: _Plan,
-        index: int,
-        joining: _Joining | None,
-    ) -> bool:
-        """Whether a block event breaks none of the rules `_block`, `_in_order`, `_fragment`
-        and `_build` check; changes nothing."""
-        established = self._block_kinds.get(index)
-        if plan.block_kind is None or (established is not None and established != plan.block_kind):
-            return False
-        completed = self._completed.get(index)
-        if completed is not None and kind != completed:
-            return False
-        if plan.limit is not None and self._block_counts.get((index, kind), 0) >= plan.limit:
-            return False
-        fragments = plan.fragments
-        if fragments is not None:
-            if index in self._built:
-                return False
-            if joining is None and any(obj.get(name) is None for name in fragments.carries):
-                return False
-        elif plan.builds and joining is not None:
-            if not joining.adds_up_to(obj.get(joining.of.field)):
-                return False
-            for name, carried in joining.carried.items():
-                if type(carried) is str and obj.get(name) != carried:
-                    return False
-        return True
-
     def _fields_hold(
-        self, obj: Mapping[str, Any], kind: str, checks: tuple[tuple[str, str, str], ...]
+        self, obj: Mapping[str, Any], checks: tuple[tuple[str, str, tuple[str, str]], ...]
     ) -> bool:
         """Whether every check of `life.FIELD_CHECKS` holds, as `_field_check` judges it;
         changes nothing. A check it does not know does not hold."""
-        for check, field, _ in checks:
+        for check, field, key in checks:
             value = obj.get(field)
             if check == "json-text":
                 if type(value) is str:
                     try:
-                        loads(value)
+                        from_json(value, allow_inf_nan=False)
                     except ValueError:
-                        return False
+                        return False  # JSON all the same, perhaps (`loads`): the general path knows
             elif check == "unique":
-                if (type(value) is str or type(value) is int) and value in self._seen.get(
-                    (kind, field), ()
-                ):
+                if (type(value) is str or type(value) is int) and value in self._seen.get(key, ()):
                     return False
             elif check == "declared-tool":
                 if self.tools is not None and type(value) is str and value not in self.tools:
@@ -630,7 +626,7 @@ class Decoder:
                     return False
             elif check == "non-decreasing":
                 if type(value) is int:
-                    last = self._last_value.get((kind, field))
+                    last = self._last_value.get(key)
                     if last is not None and value < last:
                         return False
             else:
@@ -638,16 +634,19 @@ class Decoder:
         return True
 
     def _record_fields(
-        self, obj: Mapping[str, Any], kind: str, checks: tuple[tuple[str, str, str], ...]
+        self, obj: Mapping[str, Any], checks: tuple[tuple[str, str, tuple[str, str]], ...]
     ) -> None:
         """What `_field_check` remembers of an event whose checks held."""
-        for check, field, _ in checks:
+        for check, field, key in checks:
             value = obj.get(field)
             if check == "unique":
                 if type(value) is str or type(value) is int:
-                    self._seen.setdefault((kind, field), set()).add(value)
+                    seen = self._seen.get(key)
+                    if seen is None:
+                        seen = self._seen[key] = set()
+                    seen.add(value)
             elif check == "non-decreasing" and type(value) is int:
-                self._last_value[(kind, field)] = value
+                self._last_value[key] = value
 
     def _general(
         self, sse_type: str, data: str, line: int, parsed: object = _UNPARSED, model: Any = None
@@ -959,6 +958,14 @@ class _Joining:
             self._hash = None
         elif self._hash is not None:
             self._hash.update(fragment.encode())
+
+    def built(self, obj: Mapping[str, Any]) -> bool:
+        """Whether the event `obj` is what these fragments build, as `Decoder._build` judges
+        it."""
+        if not self.adds_up_to(obj.get(self.of.field)):
+            return False
+        return all(type(carried) is not str or obj.get(name) == carried
+                   for name, carried in self.carried.items())
 
     def adds_up_to(self, whole: object) -> bool:
         """Whether the fragments joined are `whole`; true when that cannot be known."""
