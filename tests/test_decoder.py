@@ -803,6 +803,7 @@ ONE_RULE_BROKEN = {  # each body breaks one rule the quick path checks before ch
     "a request_id not echoed": stream(start(request_id="r2"), usage(1), end(2)),
     "an event: line naming another type": stream(start(), delta(1, "a"))
     + sse("content.delta", stop(2)) + stream(usage(3), end(4)),
+    "another version": stream(start(), {**usage(1), "v": "2.0"}, end(2)),
     "a seq that starts below zero": stream(
         {**start(), "seq": -2}, {**delta(0, "a"), "seq": -1}, {**stop(0), "seq": 0}, usage(1),
         end(2)),
