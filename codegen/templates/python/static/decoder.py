@@ -277,10 +277,15 @@ class Decoder:
             raise RuntimeError("feed() after close()")
         if type(data) is not bytes:
             data = bytes(data)
-        if self.lifecycle and self._pending is None and not self._sse.diagnostics:
-            event = self._continuation(data)
-            if event is not None:
-                return [event]
+        if (
+            data[-1:] == b"\n"  # an event ends here, as in every chunk of one whole event
+            and self.lifecycle
+            and self._pending is None
+            and not self._sse.diagnostics
+        ):
+            events = self._continuation(data)
+            if events is not None:
+                return events
         fields = self._sse.feed_fields(data)
         return self._events(fields) if fields else []
 
@@ -318,15 +323,16 @@ class Decoder:
             for diagnostic in batch:
                 self._add(diagnostic)
 
-    def _continuation(self, chunk: bytes) -> Event | None:
-        """The event of a chunk that is one whole event of a registered type which breaks no
-        rule, taken from the SSE layer; else None, and nothing changed.
+    def _continuation(self, chunk: bytes) -> list[Event] | None:
+        """The events of a chunk that is one whole event of a registered type, taken from the
+        SSE layer; else None, and nothing changed.
 
         Servers flush every event, so this is the commonest chunk of all: it is checked on its
         bytes as `_events` checks it, without building an SSE event first. An event continuing
         an open block in the expected order changes nothing but the next seq (the hot path);
-        any other takes the quick path (`_quick`). In typed mode the event is parsed and
-        validated in one step (`_Typed.whole`).
+        any other takes the quick path (`_quick`), and what that does not take the general
+        path, with what was parsed. In typed mode the event is parsed and validated in one
+        step (`_Typed.whole`).
         """
         whole = self._sse.whole_event(chunk)
         if whole is None:
@@ -335,53 +341,61 @@ class Decoder:
         kind = _KIND_OF_LINE.get(line)
         if kind is None:
             return None
-        event: Any
+        event: Any = None
+        parsed: Any = _UNPARSED
         expected = self._expected_seq
         if self._typed is not None:
             validate = self._typed.whole.get(kind)
-            if (
+            if not (
                 validate is None
                 or b"NaN" in payload
                 or b"Infinity" in payload
                 or (kind in self._typed.nullable and b"null" in payload)
             ):
-                return None
-            try:
-                event = validate(payload, strict=True)
-            except ValueError:
-                return None
-            if (
-                kind in _STEADY_KINDS
-                and event.seq == expected
-                and self._steady.get(event.index, _NOT_STEADY)[0] == kind
-            ):
-                self._expected_seq = expected + 1
-            elif not self._quick(event.__dict__, kind, True):
-                return None
+                with suppress(ValueError):
+                    event = validate(payload, strict=True)
+            if event is not None:
+                if (
+                    kind in _STEADY_KINDS
+                    and event.seq == expected
+                    and self._steady.get(event.index, _NOT_STEADY)[0] == kind
+                ):
+                    self._expected_seq = expected + 1
+                    self._last_line = self._sse.took_whole_event()
+                    return [event]
+                if self._quick(event.__dict__, kind, True):
+                    self._last_line = self._sse.took_whole_event()
+                    return [event]
         else:
-            try:
-                event = from_json(payload, allow_inf_nan=False)
-            except ValueError:
-                return None
-            if type(event) is not dict:
-                return None
-            index = event.get("index")
-            steady, _, check = (
-                self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
-            )
-            if (
-                steady == kind
-                and kind == event.get("type")
-                and event.get("seq") == expected
-                and event.get("v") == _VERSION
-                and 1 < expected <= _SEQ_MAX
-                and (check is None or check(event))
-            ):
-                self._expected_seq = expected + 1
-            elif not self._quick(event, kind, False):
-                return None
-        self._last_line = self._sse.took_whole_event()
-        return event
+            with suppress(ValueError):
+                parsed = event = from_json(payload, allow_inf_nan=False)
+            if type(event) is dict:
+                index = event.get("index")
+                steady, _, check = (
+                    self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
+                )
+                if (
+                    steady == kind
+                    and kind == event.get("type")
+                    and event.get("seq") == expected
+                    and event.get("v") == _VERSION
+                    and 1 < expected <= _SEQ_MAX
+                    and (check is None or check(event))
+                ):
+                    self._expected_seq = expected + 1
+                    self._last_line = self._sse.took_whole_event()
+                    return [event]
+                if self._quick(event, kind, False):
+                    self._last_line = self._sse.took_whole_event()
+                    return [event]
+            event = None  # the general path builds no model in this mode
+        try:
+            data = payload.decode()
+        except UnicodeDecodeError:  # the SSE layer reports it
+            return None
+        at = self._last_line = self._sse.took_whole_event()
+        general = self._general(kind, data, at, parsed, event)
+        return [] if general is None else [general]
 
     def _events(self, sse_events: list[Fields]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order

@@ -129,6 +129,18 @@ class SSEDecoder:
         if type(data) is not bytes:
             data = bytes(data)
         tail = self._tail
+        if (
+            self._deferred
+            and b"\n\n" not in data
+            and data[:1] != b"\n"
+            and b"\r" not in data
+            and self._tail_len + len(data) <= self._hold_max
+        ):
+            # Small chunks: most end no event, and are held as they are (see below).
+            if data:
+                tail.append(data)
+                self._tail_len += len(data)
+            return []
         if self._irregular:
             return self._feed_split(data)
         if not tail and data[-1:] == b"\n" and len(data) <= self._fast_max:
@@ -230,6 +242,8 @@ class SSEDecoder:
             or len(data) > self._fast_max
             or data[-1:] != b"\n"
         ):
+            return None
+        if 0 <= data.find(b"\n\n") < len(data) - 2:  # a blank line before the last: events
             return None
         lines = data.splitlines()  # bytes end lines at CRLF, LF and CR alone, as SSE does
         if len(lines) != 3 or lines[2] or lines[1][:6] != b"data: ":
