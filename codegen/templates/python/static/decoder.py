@@ -344,16 +344,19 @@ class Decoder:
         event: Any = None
         parsed: Any = _UNPARSED
         expected = self._expected_seq
-        if self._typed is not None:
-            validate = self._typed.whole.get(kind)
+        typed = self._typed
+        if typed is not None:
+            validate = typed.whole.get(kind)
             if not (
                 validate is None
                 or b"NaN" in payload
                 or b"Infinity" in payload
-                or (kind in self._typed.nullable and b"null" in payload)
+                or (kind in typed.nullable and b"null" in payload)
             ):
-                with suppress(ValueError):
+                try:
                     event = validate(payload, strict=True)
+                except ValueError:
+                    pass
             if event is not None:
                 if (
                     kind in _STEADY_KINDS
@@ -367,8 +370,10 @@ class Decoder:
                     self._last_line = self._sse.took_whole_event()
                     return [event]
         else:
-            with suppress(ValueError):
+            try:
                 parsed = event = from_json(payload, allow_inf_nan=False)
+            except ValueError:
+                pass
             if type(event) is dict:
                 index = event.get("index")
                 steady, _, check = (

@@ -243,8 +243,6 @@ class SSEDecoder:
             or data[-1:] != b"\n"
         ):
             return None
-        if 0 <= data.find(b"\n\n") < len(data) - 2:  # a blank line before the last: events
-            return None
         lines = data.splitlines()  # bytes end lines at CRLF, LF and CR alone, as SSE does
         if len(lines) != 3 or lines[2] or lines[1][:6] != b"data: ":
             return None
