@@ -355,8 +355,8 @@ class Decoder:
             ):
                 try:
                     event = validate(payload, strict=True)
-                except ValueError:
-                    pass
+                except ValueError:  # the general path reports why (a context manager costs more)
+                    event = None
             if event is not None:
                 if (
                     kind in _STEADY_KINDS
@@ -373,7 +373,7 @@ class Decoder:
             try:
                 parsed = event = from_json(payload, allow_inf_nan=False)
             except ValueError:
-                pass
+                event = None
             if type(event) is dict:
                 index = event.get("index")
                 steady, _, check = (
@@ -668,7 +668,12 @@ class Decoder:
                 self._last_value[key] = value
 
     def _general(
-        self, sse_type: str, data: str, line: int, parsed: object = _UNPARSED, model: Any = None
+        self,
+        sse_type: str,
+        data: str,
+        line: int,
+        parsed: object = _UNPARSED,
+        model: EventEnvelope | None = None,
     ) -> Event | None:
         """Every check of an event; `parsed` is its data as the hot path parsed it, if it did,
         and `model` the event as typed mode built it from its data, if it did."""
@@ -717,7 +722,7 @@ class Decoder:
         self._report("LS-SSE-2", line, f"data is not one complete JSON object: {preview!r}")
 
     def _event(
-        self, obj: dict[str, Any], sse_type: str, line: int, model: Any = None
+        self, obj: dict[str, Any], sse_type: str, line: int, model: EventEnvelope | None = None
     ) -> Event | None:
         kind = obj.get("type")
         registered = type(kind) is str and kind in life.PLACES
