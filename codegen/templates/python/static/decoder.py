@@ -507,15 +507,18 @@ class Decoder:
             return False
         (place, moves, block_moves, block_kind, limit, completes, fragments, builds,
          closes_with, checks) = plan
-        seq = obj.get("seq")
+        try:
+            seq = obj["seq"]
+            if obj["v"] != _VERSION or obj["type"] != kind:
+                return False
+        except KeyError:
+            return False
         first = self._first
         if (
             type(seq) is not int
             or seq != (0 if first and place == "first" else self._expected_seq)
             or seq < 0
             or seq > _SEQ_MAX
-            or obj.get("v") != _VERSION
-            or obj.get("type") != kind
         ):
             return False
         state = self._state
@@ -558,9 +561,8 @@ class Decoder:
                     joining is not None and reason != joining.of.unless_stop_reason
                 ):
                     return False
-        if checks and not self._fields_hold(obj, checks):
-            return False
-        if target == life.STREAM_FINAL and not self._ends_well(kind, target):
+        memos = self._fields_hold(obj, checks) if checks else ()
+        if memos is None or (target == life.STREAM_FINAL and not self._ends_well(kind, target)):
             return False
         # Every check held: the changes `_sequence`, `_lifecycle` and `_block` make.
         self._expected_seq = seq + 1
@@ -603,8 +605,14 @@ class Decoder:
                     self._steady[index] = self._steady_entry(kind)
             elif joining is not None:
                 del self._joining[index]
-        if checks:
-            self._record_fields(obj, checks)
+        for memo, key, value in memos:
+            if memo == "unique":
+                seen = self._seen.get(key)
+                if seen is None:
+                    seen = self._seen[key] = set()
+                seen.add(value)
+            else:
+                self._last_value[key] = value
         return True
 
     def _ends_well(self, kind: str, target: str) -> bool:
@@ -622,9 +630,11 @@ class Decoder:
 
     def _fields_hold(
         self, obj: Mapping[str, Any], checks: tuple[tuple[str, str, tuple[str, str]], ...]
-    ) -> bool:
-        """Whether every check of `life.FIELD_CHECKS` holds, as `_field_check` judges it;
-        changes nothing. A check it does not know does not hold."""
+    ) -> list[tuple[str, tuple[str, str], Any]] | None:
+        """What `_field_check` would remember of the event, as (check, key, value), if every
+        check of `life.FIELD_CHECKS` holds as it judges it; else None. Changes nothing. A check
+        it does not know does not hold."""
+        memos: list[tuple[str, tuple[str, str], Any]] = []
         for check, field, key in checks:
             value = obj.get(field)
             if check == "json-text":
@@ -632,40 +642,28 @@ class Decoder:
                     try:
                         from_json(value, allow_inf_nan=False)
                     except ValueError:
-                        return False  # JSON all the same, perhaps (`loads`): the general path knows
+                        return None  # JSON all the same, perhaps (`loads`): the general path knows
             elif check == "unique":
-                if (type(value) is str or type(value) is int) and value in self._seen.get(key, ()):
-                    return False
+                if type(value) is str or type(value) is int:
+                    if value in self._seen.get(key, ()):
+                        return None
+                    memos.append((check, key, value))
             elif check == "declared-tool":
                 if self.tools is not None and type(value) is str and value not in self.tools:
-                    return False
+                    return None
             elif check == "echoes-request-metadata":
                 wanted = (self.request_metadata or {}).get(field)
                 if wanted is not None and value != wanted:
-                    return False
+                    return None
             elif check == "non-decreasing":
                 if type(value) is int:
                     last = self._last_value.get(key)
                     if last is not None and value < last:
-                        return False
+                        return None
+                    memos.append((check, key, value))
             else:
-                return False
-        return True
-
-    def _record_fields(
-        self, obj: Mapping[str, Any], checks: tuple[tuple[str, str, tuple[str, str]], ...]
-    ) -> None:
-        """What `_field_check` remembers of an event whose checks held."""
-        for check, field, key in checks:
-            value = obj.get(field)
-            if check == "unique":
-                if type(value) is str or type(value) is int:
-                    seen = self._seen.get(key)
-                    if seen is None:
-                        seen = self._seen[key] = set()
-                    seen.add(value)
-            elif check == "non-decreasing" and type(value) is int:
-                self._last_value[key] = value
+                return None
+        return memos
 
     def _general(
         self,
