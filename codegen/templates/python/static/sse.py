@@ -237,7 +237,7 @@ class SSEDecoder:
         as it checks the event anyway.
         """
         if self._irregular:
-            if self._head != b"" or data[:1] == _BOM[:1] or self._closed:
+            if self._head != b"" or data[:1] in (b"", _BOM[:1]) or self._closed:
                 return None
             # The first chunk, which does not begin a BOM: what _feed_split would find.
             self._head = None
