@@ -945,10 +945,27 @@ def test_strict_mode_keeps_the_events_decoded_before_the_error() -> None:
     assert [event.seq for event in raised.value.events] == [0, 1, 2, 3, 4]
 
 
+def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
+    """The quick path (`Decoder._quick`) checks what the general path checks and changes what
+    it changes, all in one place; state added to the decoder must be weighed there (read if a
+    check reads it, changed as the general path changes it), or the quick path would skip it."""
+    weighed = {
+        # configuration
+        "typed", "_typed", "strict", "tools", "request_metadata", "lifecycle", "_validates",
+        "_is_valid", "_errors", "_sse",
+        # what the general path reads or changes, and so the quick path too
+        "diagnostics", "_state", "_first", "_expected_seq", "_last_line", "_pending", "_blocks",
+        "_block_kinds", "_block_counts", "_counts", "_seen", "_last_value", "_closes_with",
+        "_completed", "_joining", "_built", "_steady", "_failed", "_closed",
+    }
+    assert set(vars(Decoder())) == weighed
+
+
 def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() -> None:
     """An event continues a block on the hot paths only when its type has none of the
     lifecycle's per-type constraints (`decoder._STEADY_KINDS`); a table added to lifecycle.py
-    must be weighed there, or the hot paths would skip what it checks."""
+    must be weighed there, or the hot paths would skip what it checks, and in the quick path's
+    plan of each type (`decoder._Plan`), which reads every one of them."""
     from llm_stream import lifecycle
 
     tables = {
