@@ -93,7 +93,10 @@ def duplicate_names(text: str | bytes, value: object) -> bool:
     if type(value) is dict and text.count(":") == _members_near(value):
         return False
     if _QUOTE_ESCAPE not in text:
-        return text.count('"') != to_json(value).count(b'"')
+        serializer = getattr(value, "__pydantic_serializer__", None)  # a model, from this text
+        again = to_json(value) if serializer is None else serializer.to_json(
+            value, exclude_unset=True)
+        return text.count('"') != again.count(b'"')
     return duplicate_name(text) is not None
 
 
