@@ -53,6 +53,7 @@ def seeds(schema_id: str) -> list[Any]:
     return [instance for instance in found if reference.is_valid(instance)]
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("root", ROOTS, ids=lambda r: r.name)
 def test_shipped_validators_agree_with_jsonschema(root: Any) -> None:
     is_valid: Callable[[object], bool] = getattr(shipped, f"is_valid_{root.name}")
@@ -87,6 +88,7 @@ def _strictly_accepted(validate: Callable[..., Any], data: str) -> bool:
     return True
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("root", STEADY, ids=lambda r: r.name)
 def test_the_typed_hot_path_accepts_only_valid_events(root: Any) -> None:
     """The decoder's typed hot path trusts pydantic's strict mode instead of the validators;
@@ -118,6 +120,7 @@ def _strictly_built(build: Callable[..., Any], instance: dict[str, Any]) -> bool
     return True
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("root", TRUSTED, ids=lambda r: r.name)
 def test_the_typed_general_path_builds_only_valid_events(root: Any) -> None:
     """The decoder's general path, typed, lets pydantic's strict mode stand in for the
