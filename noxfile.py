@@ -218,7 +218,8 @@ def typescript(session: nox.Session) -> None:
 @nox.session(python=PYTHON)
 def bench(session: nox.Session) -> None:
     """Throughput against the peers, as ratios measured in one run; the TypeScript decoder's
-    table needs Node 20 or later."""
+    table needs Node 20 or later. `nox -s bench -- --tables typescript` runs that table alone
+    (`--tables` and `--skip` take the names of `bench/run.py`'s tables)."""
     install(session, "bench")
     typescript_packages(session)
     session.run("python", "bench/run.py", *session.posargs)

@@ -7,8 +7,12 @@ openai-chat` as a gateway translating them in front of it, and this one, the cli
 opens every stream at once, decodes each body, checks that every event arrived, in order,
 conforming, and takes each delta's latency from its send time to its arrival. Latency is
 measured with events paced as a model sends tokens; throughput with the upstream sending as
-fast as it can. The gateway's figures are reported
-against the same upstream read directly, in the same run.
+fast as it can. The gateway's figures are reported against the same upstream read directly,
+in the same run. The send times and the arrival times are read from the one monotonic clock
+the processes share, so a latency is the whole path's, gateway and both hops. The three
+processes share the machine's cores, and with them anything else that runs: the run reports the
+load average and each process's CPU time per event, to tell the gateway's own cost from waiting
+for a core, and to show that the client (this process) is not what limits the figures.
 """
 
 from __future__ import annotations
@@ -92,8 +96,8 @@ class Run:
     events: int = 0
     faults: list[str] = field(default_factory=list)
     seconds: float = 0.0
-    cpu_seconds: float = 0.0
-    """CPU time the gateway process spent on the round (0 when read directly)."""
+    cpu_seconds: dict[str, float] = field(default_factory=dict)
+    """CPU time each process (upstream, gateway, client) spent on the round."""
 
     def percentile(self, p: float) -> float:
         return statistics.quantiles(self.latencies_ms, n=1000)[int(p * 10) - 1]
@@ -158,15 +162,16 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def round_of(url: str, streams: int, events: int, pause_ms: int,
-                   process: int | None = None) -> Run:
+                   processes: dict[str, int]) -> Run:
+    """One round; `processes` names the pids whose CPU time it accounts for."""
     run = Run()
-    cpu_before = cpu_seconds(process) if process else 0.0
+    before = {name: cpu_seconds(pid) for name, pid in processes.items()}
     started = time.monotonic()
     await asyncio.wait_for(asyncio.gather(*(
         one_stream(url, f"load-{events}-{pause_ms}", run, events) for _ in range(streams))),
         ROUND_LIMIT)
     run.seconds = time.monotonic() - started
-    run.cpu_seconds = cpu_seconds(process) - cpu_before if process else 0.0
+    run.cpu_seconds = {name: cpu_seconds(pid) - before[name] for name, pid in processes.items()}
     return run
 
 
@@ -205,8 +210,9 @@ def main() -> int:
     if args.serve_upstream:
         serve_upstream()
         return 0
-    threading.Timer(TIME_LIMIT, lambda: (print("load: time limit reached", file=sys.stderr),
-                                         _exit_now())).start()
+    limit = threading.Timer(TIME_LIMIT, _exit_now)
+    limit.daemon = True  # it ends a run that hangs, and never holds up one that finished
+    limit.start()
     upstream, upstream_url = start([sys.executable, str(Path(__file__)), "--serve-upstream"], "")
     command = Path(sys.executable).with_name("llm-stream")
     gateway, gateway_url = start(
@@ -214,7 +220,7 @@ def main() -> int:
          "--upstream-url", upstream_url], "listening on ")
     try:
         return asyncio.run(measure(args, f"{upstream_url}/v1/chat/completions",
-                                   f"{gateway_url}/v1/stream", gateway.pid))
+                                   f"{gateway_url}/v1/stream", upstream.pid, gateway.pid))
     finally:
         for process in (gateway, upstream):
             process.terminate()
@@ -222,22 +228,28 @@ def main() -> int:
 
 
 def _exit_now() -> None:
+    print("load: time limit reached", file=sys.stderr)
     os._exit(3)
 
 
 async def measure(args: argparse.Namespace, direct_url: str, gateway_url: str,
-                  gateway_pid: int) -> int:
-    await round_of(gateway_url, 10, 5, 0)  # warm both paths up
-    await round_of(direct_url, 10, 5, 0)
-    targets = (("direct", direct_url, None), ("gateway", gateway_url, gateway_pid))
-    paced = {name: await round_of(url, args.streams, args.events, args.pause_ms, pid)
-             for name, url, pid in targets}
-    flood = {name: await round_of(url, args.streams, args.flood_events, 0, pid)
-             for name, url, pid in targets}
+                  upstream_pid: int, gateway_pid: int) -> int:
+    load_before = os.getloadavg()[0]
+    direct_processes = {"upstream": upstream_pid, "client": os.getpid()}
+    gateway_processes = {**direct_processes, "gateway": gateway_pid}
+    await round_of(gateway_url, 10, 5, 0, {})  # warm both paths up
+    await round_of(direct_url, 10, 5, 0, {})
+    targets = (("direct", direct_url, direct_processes),
+               ("gateway", gateway_url, gateway_processes))
+    paced = {name: await round_of(url, args.streams, args.events, args.pause_ms, pids)
+             for name, url, pids in targets}
+    flood = {name: await round_of(url, args.streams, args.flood_events, 0, pids)
+             for name, url, pids in targets}
     print(f"load: {args.streams} concurrent streams through `llm-stream serve --upstream "
           f"openai-chat` (its own process, translating) in front of a loopback upstream of "
           f"OpenAI Chat chunks, against the same upstream read directly (and translated by the "
-          f"client)\n")
+          f"client); {os.cpu_count()} cores, load average {load_before:.2f} before the run and "
+          f"{os.getloadavg()[0]:.2f} after it\n")
     print(f"latency, {args.events} content.delta events a stream, one every "
           f"{args.pause_ms} ms (send to arrival, ms per event)")
     print(f"  {'':<22}{'p50':>8}{'p99':>8}{'max':>8}")
@@ -254,10 +266,13 @@ async def measure(args: argparse.Namespace, direct_url: str, gateway_url: str,
     for name, rate in rates.items():
         print(f"  {name:<22}{rate:>12,.0f} events/s")
     print(f"  {'gateway / direct':<22}{rates['gateway'] / rates['direct']:>12.2f}")
-    print("\ngateway CPU time per event (its process, user + system): "
-          + ", ".join(f"{1e6 * run.cpu_seconds / run.events:.0f} us {name}"
-                      for name, run in (("paced", paced["gateway"]),
-                                        ("without pause", flood["gateway"]))))
+    print("\nCPU time per event of each process (user + system, us), paced / without pause")
+    for name, pid_names in (("direct", ("upstream", "client")),
+                            ("gateway", ("upstream", "gateway", "client"))):
+        print(f"  {name:<22}" + ", ".join(
+            f"{process} {1e6 * paced[name].cpu_seconds[process] / paced[name].events:.0f}"
+            f" / {1e6 * flood[name].cpu_seconds[process] / flood[name].events:.0f}"
+            for process in pid_names))
     faults = [f"{name}: {fault}" for rounds in (paced, flood) for name, run in rounds.items()
               for fault in run.faults]
     total = sum(run.events for rounds in (paced, flood) for run in rounds.values())

@@ -201,6 +201,10 @@ def memory_report(size: int) -> None:
     print(result.stdout.rstrip())
 
 
+TABLES = ("startup", "validators", "decoder", "typescript", "translate", "memory", "check")
+"""The tables of a run, in the order they are printed."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--memory-bytes", type=int, default=1_000_000_000)
@@ -210,23 +214,26 @@ def main() -> None:
                         help="shrink every decoder workload by this factor, for a quick run")
     parser.add_argument("--only", default="", help="only the decoder workloads so named")
     parser.add_argument("--rounds", type=int, default=5, help="best of how many runs")
-    parser.add_argument("--skip", nargs="*", default=[],
-                        choices=["decoder", "validators", "memory", "startup", "check",
-                                 "translate"])
+    parser.add_argument("--skip", nargs="*", default=[], choices=TABLES,
+                        help="leave these tables out")
+    parser.add_argument("--tables", nargs="*", default=list(TABLES), choices=TABLES,
+                        help="only these tables (`--tables typescript` for the TypeScript "
+                             "decoder's alone)")
     args = parser.parse_args()
-    if "startup" not in args.skip:
+    tables = set(args.tables) - set(args.skip)
+    if "startup" in tables:
         import_times(max(args.rounds, 10))
-    if "validators" not in args.skip:
+    if "validators" in tables:
         validators_table()
-    if "decoder" not in args.skip:
+    if "decoder" in tables:
         decoder_table(args.scale, args.rounds, args.only)
-    if "typescript" not in args.skip:
+    if "typescript" in tables:
         typescript_table(matrix(args.scale), args.rounds, args.only)
-    if "translate" not in args.skip:
+    if "translate" in tables:
         translate_table()
-    if "memory" not in args.skip:
+    if "memory" in tables:
         memory_report(args.memory_bytes)
-    if "check" not in args.skip:
+    if "check" in tables:
         check_report(args.check_bytes, min(args.rounds, 3))
 
 

@@ -22,17 +22,12 @@ import pytest
 import yaml
 from site_build import build_site
 
+from llm_stream_codegen.docs_examples import block_data, event_examples, sse_blocks
+from llm_stream_codegen.docs_lifecycle import neighbours
+from llm_stream_codegen.docs_links import rule_anchor, slug
 from llm_stream_codegen.load import load
 from llm_stream_codegen.model import Spec
-from llm_stream_codegen.render_docs import (
-    block_data,
-    event_examples,
-    neighbours,
-    render_docs,
-    rule_anchor,
-    slug,
-    sse_blocks,
-)
+from llm_stream_codegen.render_docs import render_docs
 from llm_stream_codegen.render_registry import PUBLISHED, render_registry
 
 ROOT = Path(__file__).resolve().parent.parent

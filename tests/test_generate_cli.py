@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_stream_codegen.render import PACKAGE_DIR
+from llm_stream_codegen.rendering import PACKAGE_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
 COPIED = ("spec", "schemas", "registry", "mappings", "generated", "codegen/templates")

@@ -74,7 +74,7 @@ def test_the_models_from_the_cache_are_what_the_generator_writes(folder: Path) -
 
 
 def test_templates_render_alike_from_their_compiled_cache(folder: Path) -> None:
-    from llm_stream_codegen.render import new_environment
+    from llm_stream_codegen.rendering import new_environment
 
     name = "python/__init__.py.j2"
     spec = load(ROOT)
@@ -86,7 +86,33 @@ def test_templates_render_alike_from_their_compiled_cache(folder: Path) -> None:
 
 
 def test_no_compiled_cache_when_the_cache_is_off(monkeypatch: pytest.MonkeyPatch) -> None:
-    from llm_stream_codegen.render import new_environment
+    from llm_stream_codegen.rendering import new_environment
 
     monkeypatch.setenv("LLM_STREAM_CACHE_DIR", "")
     assert new_environment().bytecode_cache is None
+
+
+def test_a_well_formed_source_is_not_judged_again_until_it_changes(
+    folder: Path, source_copy: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Stage one's verdict is remembered under the hash of the files: the same source is not
+    judged again, and a source broken after a clean check is refused at its file and line."""
+    from llm_stream_codegen import check_files
+    from llm_stream_codegen.check import check
+
+    assert check(source_copy)[1] == []
+    assert len(list(folder.glob("*.ok"))) == 1
+
+    def judged(*_: object) -> None:
+        raise AssertionError("judged again, though the verdict was remembered")
+
+    monkeypatch.setattr(check_files, "_against", judged)
+    spec, errors = check(source_copy)
+    assert spec is not None and errors == []
+    monkeypatch.undo()
+    monkeypatch.setenv("LLM_STREAM_CACHE_DIR", str(folder))
+    roles = source_copy / "registry" / "roles.yaml"
+    roles.write_text(roles.read_text().replace("status: permanent", "status: sometimes", 1))
+    spec, errors = check(source_copy)
+    assert spec is None
+    assert [e.path for e in errors] == ["registry/roles.yaml"] and errors[0].line > 1

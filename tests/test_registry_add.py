@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 import yaml
 
-from llm_stream_codegen import registry_add
+from llm_stream_codegen import registry_add, registry_proposal, registry_regenerate
 from llm_stream_codegen.check import check
 from llm_stream_codegen.cli import main
 from llm_stream_codegen.load import SOURCE_DIRS, load
@@ -434,9 +434,9 @@ def test_a_failed_regeneration_restores_every_file(
         (target / "generated/stray.txt").write_text("half-written\n")
         return 1
 
-    monkeypatch.setattr(registry_add, "generate", failing_generate)
+    monkeypatch.setattr(registry_regenerate, "generate", failing_generate)
     err = io.StringIO()
-    status = registry_add.register(root, registry_add.proposal_from_data(PROPOSAL, "p.yaml"),
+    status = registry_add.register(root, registry_proposal.proposal_from_data(PROPOSAL, "p.yaml"),
                                    out=io.StringIO(), err=err)
     assert status == 1
     assert "regeneration failed" in err.getvalue()
@@ -453,9 +453,9 @@ def test_an_interrupted_registration_restores_every_file(
         (target / "generated/python/llm_stream/lifecycle.py").write_text("half\n")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(registry_add, "generate", interrupted)
+    monkeypatch.setattr(registry_regenerate, "generate", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        registry_add.register(root, registry_add.proposal_from_data(PROPOSAL, "p.yaml"),
+        registry_add.register(root, registry_proposal.proposal_from_data(PROPOSAL, "p.yaml"),
                               out=io.StringIO(), err=io.StringIO())
     assert tree(root) == before
 

@@ -22,7 +22,7 @@ from llm_stream_codegen.cli import main
 from llm_stream_server.app import ServerOptions
 from llm_stream_server.gateway import FORMATS, Gateway
 from llm_stream_server.mock import MockModel, MockTiming, answer
-from llm_stream_server.relay import Deadlines
+from llm_stream_server.relay import Deadlines, LLMStreamFraming
 from llm_stream_server.replay import ReplayServer, Reply
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -233,6 +233,41 @@ def test_a_client_that_disconnects_closes_the_upstream_connection() -> None:
                 break
         assert upstream.hung_up_event.wait(10), "the upstream never saw the connection close"
     assert upstream.completed == 0
+
+
+def test_a_client_that_disconnects_while_nothing_is_sent_cancels_the_upstream_at_once() -> None:
+    """The upstream is quiet for 8 s after its first event, and no keep-alive is due: the
+    disconnect itself, not a failed write, must close the upstream connection."""
+    upstream = ReplayServer(lambda _: Reply(chunks=_recorded()[:2], pause=8))
+    options = ServerOptions(deadlines=Deadlines(keep_alive=60, silence=60))
+    with upstream.running() as upstream_url, \
+            serving_upstream(_gateway(upstream_url, silence=60), options) as url:
+        with httpx.stream("POST", f"{url}/v1/stream", headers=HEADERS, timeout=20,
+                          content=json.dumps(request()).encode()) as response:
+            for _ in response.iter_raw():
+                break
+            left = time.monotonic()
+        assert upstream.hung_up_event.wait(10), "the upstream never saw the connection close"
+        assert time.monotonic() - left < 4
+
+
+def test_the_framing_writes_what_the_encoder_writes() -> None:
+    """Text deltas take a shortcut past the encoder: the bytes must be the encoder's."""
+    texts = ["plain", "caf\u00e9 \u65e5\U0001F600", '"q" \\ \n\r\t\b\f\x00\x1f\x7f', "\u2028"]
+    events: list[dict[str, object]] = [{"type": "stream.start", "model": "m", "created": 1}]
+    for index, text in enumerate(texts):
+        events.append({"type": "content.delta", "index": index, "role": "assistant",
+                       "delta": {"text": text}})
+        events.append({"v": "1.0", "seq": 40 + index, "type": "content.delta", "index": index,
+                       "role": "assistant", "delta": {"text": text}})
+    events += [{"type": "content.delta", "role": "assistant", "index": 0, "delta": {"text": "a"}},
+               {"type": "content.delta", "index": 0, "role": "assistant",
+                "delta": {"text": "a", "x": 1}},
+               {"type": "content.delta", "index": True, "role": "assistant",
+                "delta": {"text": "a"}},
+               {"type": "stream.end"}]
+    encoder = Encoder()
+    assert LLMStreamFraming().write(events) == b"".join(encoder.encode(e) for e in events)
 
 
 def test_one_access_log_line_per_stream_and_no_prompt_text(

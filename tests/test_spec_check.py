@@ -257,7 +257,7 @@ def test_an_example_tagged_with_the_wrong_rule_is_refused(source_copy: Path) -> 
     manifest.write_text(text[:tag] + "expect: [LS-SEQ-1]" + text[tag + len("expect: [LS-SEQ-2]"):])
     spec, errors = check(source_copy)
     assert spec is not None and errors == []
-    (found,) = (str(e) for e in verify_examples(spec, source_copy))
+    (found,) = (str(e) for e in verify_examples(spec.examples, source_copy))
     assert re.fullmatch(r"spec/examples/examples\.yaml:\d+: example invalid/seq-gap\.sse "
                         r"should be LS-SEQ-1, but the bindings report LS-SEQ-2", found), found
 
@@ -267,6 +267,6 @@ def test_a_valid_example_that_the_bindings_refuse_is_reported(source_copy: Path)
     example.write_bytes(example.read_bytes().replace(b'"seq":3', b'"seq":30'))
     spec, errors = check(source_copy)
     assert spec is not None and errors == []
-    found = [str(e) for e in verify_examples(spec, source_copy)]
+    found = [str(e) for e in verify_examples(spec.examples, source_copy)]
     assert any("example complete/complete-example.sse should be valid, but the bindings report "
                "LS-SEQ-2" in line for line in found), found

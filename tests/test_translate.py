@@ -9,7 +9,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from translate_helpers import CREATED, check, encode, errors, named, sse, translate, types
+from translate_helpers import (
+    CREATED,
+    check,
+    encode,
+    errors,
+    event_cuts,
+    named,
+    sse,
+    translate,
+    types,
+)
 
 from llm_stream import aggregate
 from llm_stream.translate import FORMATS, encode_events, gemini_call_id, stream_translator
@@ -68,6 +78,52 @@ def test_a_recorded_stream_translates_the_same_in_every_chunking(example: Any) -
     for _ in range(20):
         cuts = generator.sample(range(1, len(body)), k=min(12, len(body) - 1))
         assert translate(fmt, body, cuts) == (whole, diagnostics)
+
+
+@pytest.mark.parametrize("example", VENDOR_EXAMPLES, ids=lambda e: e.file)
+def test_one_event_per_chunk_and_the_encoded_output_give_the_same_stream(example: Any) -> None:
+    """A chunk that is one whole event is taken from its bytes (the fast path): the events, the
+    diagnostics and their lines are those of the general path, and `feed_encoded` writes the
+    bytes `encode_events` writes."""
+    assert example.translation is not None
+    fmt = example.translation["format"]
+    body = (EXAMPLES / example.file).read_bytes()
+    expected = translate(fmt, body, range(1, len(body)))
+    assert translate(fmt, body, event_cuts(body)) == expected
+    translator = stream_translator(fmt, created=CREATED)
+    start, encoded = 0, b""
+    for cut in [*event_cuts(body), len(body)]:
+        encoded += translator.feed_encoded(body[start:cut])
+        start = cut
+    encoded += translator.close_encoded()
+    assert encoded == encode_events(expected[0]) == encode(expected[0])
+    assert translator.diagnostics == expected[1]
+
+
+@pytest.mark.parametrize("fmt, chunk", [
+    ("openai-chat", b'data: {"choices": [{"index": 0, "delta": {"content": "\xff"}}]}\n\n'),
+    ("openai-chat", b'data: {"choices": [{"index": 0, "delta": {"content": "\\ud800"}}]}\n\n'),
+    ("openai-chat", b"data: [1, 2]\n\n"),
+    ("openai-chat", b"data: [DONE]\n\n"),
+    ("gemini", b'data: {"candidates": [}\n\n'),
+    ("anthropic", b"event: ping\ndata: not json\n\n"),
+    ("anthropic", b'event: message_start\ndata: {"message": \xff}\n\n'),
+    ("openai-responses", b"event: response.created\ndata: NaN\n\n"),
+    ("openai-responses", b'event: \xff\ndata: {"type": "response.created"}\n\n'),
+])
+def test_a_whole_event_chunk_the_fast_path_refuses_reads_as_the_general_path(
+        fmt: str, chunk: bytes) -> None:
+    """Bad bytes in a chunk of the usual shape (not UTF-8, not JSON, no object) end or skip as
+    they do in any other chunking, diagnostics and lines alike."""
+    lead = {"openai-chat": sse(chat(delta(content="a"))),
+            "gemini": sse(gemini({"text": "a"})),
+            "anthropic": named(("message_start", {"type": "message_start",
+                                                  "message": {"model": "m"}})),
+            "openai-responses": named(("response.created", {"type": "response.created",
+                                                            "response": {"model": "m"}}))}[fmt]
+    body = lead + chunk + lead
+    cuts = [len(lead), len(lead) + len(chunk)]
+    assert translate(fmt, body, cuts) == translate(fmt, body, range(1, len(body)))
 
 
 # -- tool calls -----------------------------------------------------------------------------

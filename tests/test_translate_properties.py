@@ -13,7 +13,7 @@ from typing import Any
 from depth import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from translate_helpers import check, errors, named, sse, translate
+from translate_helpers import check, errors, event_cuts, named, sse, translate
 
 from llm_stream import aggregate
 from llm_stream.translate import FORMATS, VALUE_MAPS
@@ -197,6 +197,7 @@ def test_random_valid_vendor_streams_conform_and_keep_their_content(
     cuts = data.draw(st.lists(st.integers(0, 40), max_size=4))
     body = RENDER[fmt](items, reason, usage, cuts)
     events, diagnostics = translate(fmt, body, data.draw(st.lists(st.integers(1, len(body)))))
+    assert translate(fmt, body, event_cuts(body)) == (events, diagnostics)
     assert errors(check(events)) == [], body
     assert [d for d in diagnostics if d.severity == "error"] == []
     result = aggregate(events)

@@ -55,6 +55,9 @@ def test_the_round_trip_keeps_text_tool_calls_stop_reasons_and_usage(path: str) 
     assert [(c.id, c.name, c.arguments) for c in after.tool_calls] == [
         (c.id, c.name, c.arguments) for c in before.tool_calls]
     assert "".join(after.reasoning.values()) == "".join(before.reasoning.values())
+    assert list(after.reasoning_signatures.values()) == list(
+        before.reasoning_signatures.values())
+    assert diagnostics == [] or before.error is not None or not before.ended
     if before.error is None and before.ended:
         lossy = {"stop_sequence": "end_turn"}  # Chat Completions says stop for both
         assert after.stop_reason == lossy.get(before.stop_reason or "", before.stop_reason)
@@ -83,6 +86,34 @@ def test_the_chunks_have_the_shape_clients_rely_on() -> None:
     assert [c["choices"][0]["finish_reason"] for c in chunks if c["choices"]][-1] == "tool_calls"
     assert chunks[-1]["choices"] == [] and chunks[-1]["usage"] == {
         "prompt_tokens": 82, "completion_tokens": 36, "total_tokens": 118}
+
+
+def test_reasoning_goes_in_reasoning_content_and_its_signature_in_reasoning_details() -> None:
+    """D-OPENAI-CHAT-REASONING: the text as compatible gateways send it, the continuity data
+    as a reasoning.encrypted detail; read back, each signature closes its own block."""
+    events = [
+        {"type": "stream.start", "model": "m", "created": 1},
+        {"type": "reasoning.delta", "index": 0, "delta": {"text": "think"}},
+        {"type": "reasoning.signature", "index": 0, "signature": "sig-A"},
+        {"type": "reasoning.signature", "index": 1, "signature": "redacted-B"},
+        {"type": "reasoning.delta", "index": 2, "delta": {"text": "more"}},
+        {"type": "reasoning.signature", "index": 2, "signature": "sig-C"},
+        {"type": "content.delta", "index": 3, "role": "assistant", "delta": {"text": "hi"}},
+        *({"type": "content.stop", "index": i, "stop_reason": "end_turn"} for i in range(4)),
+        {"type": "stream.end"},
+    ]
+    body = written(events)
+    deltas = [c["choices"][0]["delta"] for c in chunks_of(body) if c["choices"]]
+    assert [d["reasoning_details"] for d in deltas if "reasoning_details" in d] == [
+        [{"type": "reasoning.encrypted", "index": n, "data": data}]
+        for n, data in enumerate(["sig-A", "redacted-B", "sig-C"])]
+    assert [d["reasoning_content"] for d in deltas if "reasoning_content" in d] == [
+        "think", "more"]
+    back, diagnostics = translate("openai-chat", body)
+    assert diagnostics == [] and errors(check(back)) == []
+    result = aggregate(back)
+    assert list(result.reasoning.values()) == ["think", "more"]
+    assert list(result.reasoning_signatures.values()) == ["sig-A", "redacted-B", "sig-C"]
 
 
 def test_no_usage_chunk_without_usage_and_done_always_last() -> None:

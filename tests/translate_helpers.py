@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -24,6 +25,12 @@ def translate(fmt: str, body: bytes, cuts: Iterable[int] = (), **options: Any
     events += translator.feed(body[start:])
     events += translator.close()
     return events, translator.diagnostics
+
+
+def event_cuts(body: bytes) -> list[int]:
+    """Where each event of a body ends, in any line ends: one event per chunk, as servers
+    flush them (the translators' fast path)."""
+    return [m.end() for m in re.finditer(rb"(\r\n|\r|\n)(\r\n|\r|\n)", body)]
 
 
 def encode(events: Iterable[dict[str, Any]]) -> bytes:

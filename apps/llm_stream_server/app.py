@@ -17,7 +17,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -34,6 +33,7 @@ from .completion import fold
 from .errors import ErrorReply
 from .negotiation import EVENT_STREAM, Wire, accepts, asks_for_llm_stream, request_wire
 from .relay import Deadlines, Framing, LLMStreamFraming, Progress, relay
+from .streaming import EventStreamResponse
 from .upstream import Upstream
 
 STREAM_HEADERS = {"Cache-Control": "no-cache"}
@@ -154,10 +154,8 @@ class _Server:
     ) -> Response:
         batches = await self.upstream.open(checked)
         progress = Progress(start_fields(checked), record)
-        return EventSourceResponse(
-            relay(batches, framing, progress, self.options.deadlines),
-            headers=STREAM_HEADERS, ping=0,
-        )
+        return EventStreamResponse(
+            relay(batches, framing, progress, self.options.deadlines), STREAM_HEADERS)
 
     def _refuse(self, refusal: ErrorReply, wire: Wire, record: StreamRecord) -> Response:
         record.status = refusal.status

@@ -127,6 +127,7 @@ class Gateway:
         headers = {
             "Content-Type": self.vendor.content_type,
             "Accept": self.vendor.accept,
+            "Accept-Encoding": "identity",  # events are small and flushed one by one
             **self.vendor.headers,
             **(self.vendor.auth(self.api_key) if self.api_key else {}),
         }
@@ -147,8 +148,10 @@ class Gateway:
         return self._events(response, self.vendor.reader(request))
 
     async def _events(self, response: httpx.Response, reader: StreamReader) -> EventStream:
+        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
         try:
-            async for chunk in response.aiter_bytes():
+            # the raw bytes, unless the upstream compressed them: no decoding layer per chunk
+            async for chunk in response.aiter_bytes() if encoded else response.aiter_raw():
                 events = reader.feed(chunk)
                 if events:
                     yield events

@@ -15,7 +15,10 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from pydantic_core import to_json
+
 from llm_stream import Encoder
+from llm_stream.registry import SPEC_VERSION as VERSION
 
 from .access_log import StreamRecord
 from .upstream import EventBatch, EventStream, UpstreamBroke
@@ -41,14 +44,36 @@ class Framing(Protocol):
     def close(self) -> bytes: ...
 
 
+_DELTA_SHAPES = (("v", "seq", "type", "index", "role", "delta"), ("type", "index", "role", "delta"))
+"""The members of a text delta as the translators and the mock model make it, in order."""
+_TEXT_DELTA = (b'event: content.delta\ndata: {"v":"' + VERSION.encode()
+               + b'","seq":%d,"type":"content.delta","index":%d,"role":"assistant",'
+               b'"delta":{"text":%b}}\n\n')
+
+
 class LLMStreamFraming:
-    """LLM-Stream events, numbered from 0 whatever the upstream numbered them."""
+    """LLM-Stream events, numbered from 0 whatever the upstream numbered them, as `Encoder`
+    writes them. A text delta of the usual shape, most of every stream, is framed around its
+    text alone (pydantic-core escapes a string as the json module does): the same bytes, at a
+    fraction of the cost."""
 
     def __init__(self) -> None:
         self._encoder = Encoder()
 
     def write(self, events: Sequence[Mapping[str, Any]]) -> bytes:
-        return b"".join(self._encoder.encode(event) for event in events)
+        encoder = self._encoder
+        pieces = []
+        for event in events:
+            if tuple(event) in _DELTA_SHAPES and event["type"] == "content.delta":
+                index, delta = event["index"], event["delta"]
+                if (type(index) is int and event["role"] == "assistant"
+                        and type(delta) is dict and len(delta) == 1
+                        and type(text := delta.get("text")) is str):
+                    pieces.append(_TEXT_DELTA % (encoder.seq, index, to_json(text)))
+                    encoder.seq += 1
+                    continue
+            pieces.append(encoder.encode(event))
+        return b"".join(pieces)
 
     def close(self) -> bytes:
         return b""

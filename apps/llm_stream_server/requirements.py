@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
-SERVE_PACKAGES = ("starlette", "sse_starlette", "uvicorn", "httpx")
+SERVE_PACKAGES = ("starlette", "uvicorn", "httpx")
 
 
 def missing_packages(packages: tuple[str, ...] = SERVE_PACKAGES) -> list[str]:

@@ -1,10 +1,10 @@
 """Refuse an inconsistent spec source, naming the file and the entry of every fault.
 
-Two stages: the files must first be well-formed (registry files against their schema, schemas
-against the 2020-12 meta-schema), since the model cannot be built from malformed ones; then the
-loaded model must hang together (refs resolve, rule IDs exist, event types match their schemas).
-Whether each example validates as its tag says is checked with the generated bindings
-(`examples.verify_examples`), because the decoder is the judge of a stream.
+Two stages: the files must first be well-formed (`check_files`: registry files against their
+schema, schemas against the 2020-12 meta-schema), since the model cannot be built from malformed
+ones; then the loaded model must hang together (refs resolve, rule IDs exist, event types match
+their schemas). Whether each example validates as its tag says is checked with the generated
+bindings (`examples.verify_examples`), because the decoder is the judge of a stream.
 """
 
 from __future__ import annotations
@@ -13,106 +13,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
-from .load import (
-    EXAMPLES_FILE,
-    MAPPINGS_DIR,
-    MAPPINGS_SCHEMA,
-    REGISTRY_SCHEMA,
-    SPEC_FILE,
-    load,
-    load_schemas,
-    read_mapping_files,
-    read_registry_files,
-)
+from .check_files import check_files, schema_line
+from .load import load
 from .model import ENVELOPE_ID, VENDORS, EventType, FormatMappings, SchemaDoc, Spec, VendorMap
 from .satisfiable import contradictions
 from .schema_walk import envelope_constants, iter_nodes, resolve_ref
-from .sources import SourceError, json_line, line_of, read_json, read_yaml
-
-META = Draft202012Validator(Draft202012Validator.META_SCHEMA,
-                             format_checker=Draft202012Validator.FORMAT_CHECKER)
-"""The meta-schema, its formats asserted: a `pattern` that is not a regular expression is a
-fault of the source, not a crash of the validator compiler."""
-
-
-def schema_line(root: Path, doc: SchemaDoc, path: Iterator[Any] | list[Any]) -> int:
-    """The line of the node at `path` in a schema file (0 when it has no file)."""
-    if not doc.path:
-        return 0
-    try:
-        return json_line((root / doc.path).read_text(encoding="utf-8"), list(path))
-    except OSError:
-        return 0
-
-
-def _line_at(document: Any, path: Iterator[Any] | list[Any]) -> int:
-    """The line of the deepest located mapping on `path` inside a YAML document."""
-    line, node = line_of(document), document
-    for key in path:
-        try:
-            node = node[key]
-        except (KeyError, IndexError, TypeError):
-            break
-        line = line_of(node) or line
-    return line
-
-
-SPEC_SCHEMAS = (
-    (SPEC_FILE, "spec/spec.schema.json"),
-    (EXAMPLES_FILE, "spec/examples.schema.json"),
-)
-"""The spec's own files and the schema each must satisfy."""
-
-
-def _against(schema_path: str, display: str, data: Any, root: Path) -> Iterator[SourceError]:
-    """The faults of one YAML document against its schema, each at its entry's line."""
-    validator = Draft202012Validator(read_json(root / schema_path, schema_path))
-    for error in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path)):
-        shown = best_match([error])
-        path = list(shown.absolute_path)
-        yield SourceError(display, _line_at(data, path),
-                          f"{_entry_name(data, path)}does not satisfy {schema_path}: "
-                          f"{shown.message}")
-
-
-def check_files(root: Path) -> list[SourceError]:
-    """Stage one: the spec's files, every registry file and every schema are well-formed."""
-    errors: list[SourceError] = []
-    try:
-        for display, schema_path in SPEC_SCHEMAS:
-            errors += _against(schema_path, display, read_yaml(root / display, display), root)
-        registries = read_registry_files(root)
-        for display, data in registries.values():
-            errors += _against(REGISTRY_SCHEMA, display, data, root)
-        for display, data in read_mapping_files(root):
-            errors += _against(MAPPINGS_SCHEMA, display, data, root)
-        schemas = load_schemas(root)
-    except SourceError as exc:
-        return [*errors, exc]
-    for doc in schemas.values():
-        for error in META.iter_errors(doc.document):
-            where = "/".join(str(p) for p in error.absolute_path)
-            errors.append(SourceError(
-                doc.path or doc.id, schema_line(root, doc, error.absolute_path),
-                f"not a valid JSON Schema 2020-12 at /{where}: {error.message}",
-            ))
-    return errors
-
-
-def _entry_name(data: Any, path: list[Any]) -> str:
-    """How an error names the entry it is in: by its name, value, id or file, else its number;
-    a map of a mappings file by its name."""
-    if len(path) >= 2 and path[0] == "maps" and isinstance(data, dict):
-        return f"map {path[1]!r}: "
-    if len(path) >= 2 and isinstance(path[1], int) and isinstance(data, dict):
-        entry = data[path[0]][path[1]]
-        if isinstance(entry, dict):
-            name = next((entry[k] for k in ("name", "value", "id", "file") if k in entry), None)
-            return f"entry {name!r}: " if name else f"entry {path[1] + 1}: "
-    return ""
+from .source_files import MAPPINGS_DIR, SPEC_FILE
+from .sources import SourceError
 
 
 def check_model(spec: Spec, root: Path) -> list[SourceError]:
@@ -431,11 +338,11 @@ def _check_examples_exist(spec: Spec, root: Path) -> Iterator[SourceError]:
 
 def check(root: Path) -> tuple[Spec | None, list[SourceError]]:
     """Load and check the source; the spec is None when the files are too broken to load."""
-    errors = check_files(root)
-    if errors:
+    files, errors = check_files(root)
+    if files is None or errors:
         return None, errors
     try:
-        spec = load(root)
+        spec = load(root, files)
     except SourceError as exc:
         return None, [exc]
     return spec, check_model(spec, root)

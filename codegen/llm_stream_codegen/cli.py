@@ -172,10 +172,10 @@ def _holding_root(args: argparse.Namespace) -> Iterator[None]:
     if root is None or writes is None or getattr(args, "reserved", False):
         yield
         return
-    from llm_stream.cli import UsageError
-
     problem = _not_a_root(Path(root))
     if problem:
+        from llm_stream.cli import UsageError
+
         raise UsageError(problem)
     from .journal import JOURNAL, project_lock, recover
 

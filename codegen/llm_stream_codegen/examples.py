@@ -3,20 +3,23 @@ with exactly the rules their tag names.
 
 The bindings are the judge because the decoder is what decides a stream's conformance; run as
 `python -m llm_stream_codegen.examples ROOT` it does so in a fresh interpreter, so that freshly
-generated bindings are the ones imported.
+generated bindings are the ones imported. The examples come to it as JSON on its standard input,
+as the caller loaded them, so that the manifest is parsed once a command.
 """
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from .model import Example, Spec
+from .model import Example, Where
 from .sources import SourceError
 
 EXAMPLES_DIR = Path("spec/examples")
@@ -82,11 +85,11 @@ def _translation_errors(example: Example, root: Path) -> list[str]:
     return problems
 
 
-def verify_examples(spec: Spec, root: Path) -> list[SourceError]:
+def verify_examples(examples: Sequence[Example], root: Path) -> list[SourceError]:
     """One error per example whose diagnostics differ from its tag, or whose translation
     differs from the example it should become."""
     errors = []
-    for example in spec.examples:
+    for example in examples:
         if example.translation is not None:
             errors += [SourceError(example.where.path, example.where.line,
                                    f"vendor stream {example.file} {problem}")
@@ -105,25 +108,61 @@ def verify_examples(spec: Spec, root: Path) -> list[SourceError]:
     return errors
 
 
-def verify_in_subprocess(root: Path) -> list[SourceError]:
+def example_record(example: Example) -> dict[str, Any]:
+    """An example as JSON, for the judging interpreter; its bytes stay in its file."""
+    record = {f.name: getattr(example, f.name) for f in fields(Example) if f.name != "content"}
+    record["where"] = [example.where.path, example.where.line]
+    record["options"] = dict(example.options)
+    if example.translation is not None:
+        record["translation"] = dict(example.translation)
+    return record
+
+
+def example_of(record: Mapping[str, Any], root: Path) -> Example:
+    """The example `example_record` gave, with its file's bytes read again."""
+    example = Example(**{**record, "where": Where(*record["where"]),
+                         "complete": tuple(record["complete"])})
+    if example.expect is not None:
+        example = replace(example, expect=tuple(example.expect))
+    path = root / EXAMPLES_DIR / example.file
+    return replace(example, content=path.read_bytes() if path.is_file() else b"")
+
+
+def verify_in_subprocess(root: Path, examples: Sequence[Example]) -> list[SourceError]:
     """`verify_examples` in a fresh interpreter, against the bindings under `root`."""
-    return verdict(start_verifying(root))
+    return verdict(start_verifying(root, examples))
 
 
-def start_verifying(root: Path) -> subprocess.Popen[str]:
-    """Start `verify_examples` in a fresh interpreter, against the bindings under `root` as they
-    are now; `verdict` waits for it. Started early, it runs while the caller renders."""
+@dataclass(frozen=True)
+class Judging:
+    """The judging interpreter, started, and the examples it is handed (JSON)."""
+
+    process: subprocess.Popen[str]
+    examples: str
+
+    def stop(self) -> None:
+        """Stop it if it still runs (its verdict is no longer wanted)."""
+        if self.process.returncode is None:
+            self.process.kill()
+            self.process.communicate()
+
+
+def start_verifying(root: Path, examples: Sequence[Example]) -> Judging:
+    """Start `verify_examples` of `examples` in a fresh interpreter, against the bindings under
+    `root` as they are now; `verdict` hands it the examples and waits. Started early, it imports
+    the bindings while the caller renders."""
     codegen = Path(__file__).resolve().parent.parent
     path = os.pathsep.join([str(root / "generated" / "python"), str(codegen)])
-    return subprocess.Popen(
+    process = subprocess.Popen(
         [sys.executable, "-m", "llm_stream_codegen.examples", str(root)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={**os.environ, "PYTHONPATH": path},
     )
+    return Judging(process, json.dumps([example_record(e) for e in examples]))
 
 
-def verdict(process: subprocess.Popen[str]) -> list[SourceError]:
-    stdout, stderr = process.communicate()
+def verdict(judging: Judging) -> list[SourceError]:
+    stdout, stderr = judging.process.communicate(judging.examples)
     try:
         found = json.loads(stdout)
     except ValueError:
@@ -132,11 +171,17 @@ def verdict(process: subprocess.Popen[str]) -> list[SourceError]:
     return [SourceError(e["path"], e["line"], e["message"]) for e in found]
 
 
-def main() -> int:
-    from .load import load
+JUDGES = ("llm_stream.cli", "llm_stream.decoder", "llm_stream.models", "llm_stream.request",
+          "llm_stream.validators", "llm_stream.encoder", "llm_stream.translate")
+"""The modules of the bindings that judge the examples, imported before the examples come."""
 
+
+def main() -> int:
     root = Path(sys.argv[1])
-    errors = verify_examples(load(root), root)
+    for module in JUDGES:
+        importlib.import_module(module)
+    examples = [example_of(record, root) for record in json.load(sys.stdin)]
+    errors = verify_examples(examples, root)
     print(json.dumps([{"path": e.path, "line": e.line, "message": e.message} for e in errors]))
     return 1 if errors else 0
 

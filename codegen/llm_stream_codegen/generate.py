@@ -2,7 +2,7 @@
 
 The examples are judged last, by the bindings just written (or, with --check, by the bindings on
 disk, which equal the rendering when nothing drifted). Rendering reads the templates of the
-project at `root` when it has them (`render.templates_of`).
+project at `root` when it has them (`rendering.templates_of`).
 
 Exit codes: 0 done (or up to date); 1 the source has errors (or, with --check, generated/
 differs from the source); with --check, errors in the source exit 2, so that 1 always means
@@ -15,10 +15,11 @@ import sys
 from pathlib import Path
 
 from .check import check
-from .examples import verify_in_subprocess
+from .examples import start_verifying, verdict, verify_in_subprocess
 from .model import Spec
 from .output import drift, write
-from .render import Artifact, render_all, templates_of
+from .render import render_all
+from .rendering import Artifact, templates_of
 from .sources import SourceError, json_line
 from .validator_compiler import SchemaCompileError
 
@@ -39,7 +40,7 @@ def check_spec(root: Path) -> int:
     """The spec check alone: the source is consistent and every example is judged as tagged."""
     spec, errors = check(root)
     if spec is not None and not errors:
-        errors = verify_in_subprocess(root)
+        errors = verify_in_subprocess(root, spec.examples)
     _report(errors)
     if errors:
         print(f"{_errors(len(errors))} in the spec source.", file=sys.stderr)
@@ -64,43 +65,52 @@ def _render(spec: Spec, root: Path) -> list[Artifact]:
         raise SourceError(path, line, f"{exc.pointer or '/'}: {exc.problem}") from None
 
 
-def generate(root: Path, *, check_only: bool = False) -> int:
+def generate(root: Path, *, check_only: bool = False, checked: Spec | None = None) -> int:
+    """Check, render, and write or compare; `checked` is the source under `root` as the caller
+    has already checked it (a registry change checks the files it writes before writing them)."""
     failed = EXIT_SOURCE_ERRORS_WHEN_CHECKING if check_only else 1
-    spec, errors = check(root)
+    spec, errors = (checked, []) if checked is not None else check(root)
     artifacts: list[Artifact] = []
-    if spec is not None and not errors:
-        try:
-            with templates_of(root):
-                artifacts = _render(spec, root)
-        except SourceError as exc:
-            errors = [exc]
-    _report(errors)
-    if spec is None or errors:
-        print(f"{_errors(len(errors))} in the spec source; nothing "
-              f"{'compared' if check_only else 'written'}.", file=sys.stderr)
-        return failed
-    if check_only:
-        differing = drift(root, artifacts)
-        for path in differing:
-            print(f"drift: {path}", file=sys.stderr)
-        if differing:
-            print(f"{len(differing)} generated file(s) differ from the source; "
-                  "run `llm-stream generate`.", file=sys.stderr)
-            return EXIT_DRIFT
-        touched: list[str] = []
-    else:
-        touched = write(root, artifacts)
-        for path in touched:
-            print(f"wrote {path}" if (root / path).exists() else f"removed {path}")
-    example_errors = verify_in_subprocess(root)
+    # With --check the bindings on disk judge the examples: they load while the rendering runs.
+    judging = start_verifying(root, spec.examples) if check_only and spec and not errors else None
+    try:
+        if spec is not None and not errors:
+            try:
+                with templates_of(root):
+                    artifacts = _render(spec, root)
+            except SourceError as exc:
+                errors = [exc]
+        _report(errors)
+        if spec is None or errors:
+            print(f"{_errors(len(errors))} in the spec source; nothing "
+                  f"{'compared' if check_only else 'written'}.", file=sys.stderr)
+            return failed
+        if check_only:
+            differing = drift(root, artifacts)
+            for path in differing:
+                print(f"drift: {path}", file=sys.stderr)
+            if differing:
+                print(f"{len(differing)} generated file(s) differ from the source; "
+                      "run `llm-stream generate`.", file=sys.stderr)
+                return EXIT_DRIFT
+            touched: list[str] = []
+        else:
+            touched = write(root, artifacts)
+            for path in touched:
+                print(f"wrote {path}" if (root / path).exists() else f"removed {path}")
+        example_errors = (verdict(judging) if judging is not None
+                          else verify_in_subprocess(root, spec.examples))
+    finally:
+        if judging is not None:
+            judging.stop()
     _report(example_errors)
     if example_errors:
         return failed
     if check_only:
-        verdict = f"{len(artifacts)} artifacts up to date"
+        summary = f"{len(artifacts)} artifacts up to date"
     elif touched:
-        verdict = f"{len(touched)} of {len(artifacts)} artifacts written or removed"
+        summary = f"{len(touched)} of {len(artifacts)} artifacts written or removed"
     else:
-        verdict = f"nothing changed: the {len(artifacts)} artifacts were up to date"
-    print(f"{verdict}; every example judged as tagged.")
+        summary = f"nothing changed: the {len(artifacts)} artifacts were up to date"
+    print(f"{summary}; every example judged as tagged.")
     return 0

@@ -23,7 +23,8 @@ import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from .output import GENERATED, existing_files, write_atomic
+from .atomic import write_atomic
+from .output import GENERATED, existing_files
 
 JOURNAL = ".llm-stream-journal"
 MANIFEST = "manifest.json"

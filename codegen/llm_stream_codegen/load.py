@@ -6,8 +6,7 @@ join impossible (a missing file, a malformed entry) raises `SourceError` naming 
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -37,42 +36,18 @@ from .model import (
     VendorMap,
     Where,
 )
-from .sources import SourceError, line_of, read_json, read_yaml
-
-SPEC_FILE = "spec/llm-stream.yaml"
-EXAMPLES_FILE = "spec/examples/examples.yaml"
-REGISTRY_DIR = "registry"
-SCHEMA_DIR = "schemas"
-REGISTRY_SCHEMA = "registry/registry.schema.json"
-MAPPINGS_DIR = "mappings"
-MAPPINGS_SCHEMA = "mappings/mappings.schema.json"
-VALUE_REGISTRIES = ("stop-reasons", "error-codes", "roles", "content-part-types")
-
-
-SOURCE_DIRS = ("spec", "schemas", "registry", "mappings")
-SOURCE_PATTERNS = (
-    "spec/*.yaml", "spec/*.json", "spec/examples/**/*", "schemas/**/*.json",
-    "registry/*.yaml", "registry/*.json", "mappings/*.yaml", "mappings/*.json",
+from .source_files import (
+    EXAMPLES_FILE,
+    REGISTRY_DIR,
+    SOURCE_DIRS,
+    SPEC_FILE,
+    SourceFiles,
+    read_source,
+    source_files,
 )
-"""The files `load` reads: an editor's swap file or a stray note beside them changes no hash."""
+from .sources import SourceError, line_of
 
-
-def source_files(root: Path) -> Iterator[Path]:
-    """Every file the spec source is read from, in a stable order (the input of the input
-    hash); hidden files are never part of it."""
-    found = {
-        path for pattern in SOURCE_PATTERNS for path in root.glob(pattern)
-        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(root).parts)
-    }
-    yield from sorted(found)
-
-
-def hash_files(root: Path, files: Iterator[Path]) -> str:
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0")
-        digest.update(path.read_bytes() + b"\0")
-    return digest.hexdigest()
+VALUE_REGISTRIES = ("stop-reasons", "error-codes", "roles", "content-part-types")
 
 
 def _require(entry: Mapping[str, Any], key: str, where: Where) -> Any:
@@ -83,20 +58,6 @@ def _require(entry: Mapping[str, Any], key: str, where: Where) -> Any:
 
 def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
     return MappingProxyType(dict(mapping or {}))
-
-
-def load_schemas(root: Path) -> dict[str, SchemaDoc]:
-    schemas: dict[str, SchemaDoc] = {}
-    for path in sorted((root / SCHEMA_DIR).rglob("*.json")):
-        display = path.relative_to(root).as_posix()
-        document = read_json(path, display)
-        if not isinstance(document, dict) or not isinstance(document.get("$id"), str):
-            raise SourceError(display, 1, "a schema must be an object with a string $id")
-        if document["$id"] in schemas:
-            other = schemas[document["$id"]].path
-            raise SourceError(display, 1, f"$id {document['$id']!r} is also the $id of {other}")
-        schemas[document["$id"]] = SchemaDoc(document["$id"], display, document)
-    return schemas
 
 
 def _value_registry(name: str, data: Mapping[str, Any], display: str) -> ValueRegistry:
@@ -136,7 +97,7 @@ def registry_value_schema(registry: ValueRegistry) -> SchemaDoc:
     return SchemaDoc(registry.schema_id, None, MappingProxyType(document))
 
 
-def _event_type(entry: Mapping[str, Any], display: str) -> EventType:
+def event_type_of(entry: Mapping[str, Any], display: str) -> EventType:
     where = Where(display, line_of(entry))
     life = _require(entry, "lifecycle", where)
     expected = life.get("expected") or {}
@@ -231,30 +192,6 @@ def _example(entry: Mapping[str, Any], display: str, folder: Path) -> Example:
     )
 
 
-def read_registry_files(root: Path) -> dict[str, tuple[str, Any]]:
-    """Every registry YAML file by its `registry` name, with its display path."""
-    files: dict[str, tuple[str, Any]] = {}
-    for path in sorted((root / REGISTRY_DIR).glob("*.yaml")):
-        display = path.relative_to(root).as_posix()
-        data = read_yaml(path, display)
-        name = data.get("registry") if isinstance(data, dict) else None
-        if not isinstance(name, str):
-            raise SourceError(display, 1, "a registry file needs a string member 'registry'")
-        if name in files:
-            raise SourceError(display, 1, f"registry {name!r} is also defined in {files[name][0]}")
-        files[name] = (display, data)
-    return files
-
-
-def read_mapping_files(root: Path) -> list[tuple[str, Any]]:
-    """Every mappings/FORMAT.yaml with its display path; a source without the folder (an older
-    tree that `registry diff` reads) has none."""
-    return [
-        (path.relative_to(root).as_posix(), read_yaml(path, path.relative_to(root).as_posix()))
-        for path in sorted((root / MAPPINGS_DIR).glob("*.yaml"))
-    ]
-
-
 def _side(value: Any) -> str | tuple[str, ...] | None:
     return tuple(value) if isinstance(value, list) else value
 
@@ -288,16 +225,19 @@ def _format_mappings(display: str, data: Mapping[str, Any]) -> FormatMappings:
     )
 
 
-def _mappings(root: Path) -> dict[str, FormatMappings]:
-    loaded = [_format_mappings(display, data) for display, data in read_mapping_files(root)]
+def _mappings(files: SourceFiles) -> dict[str, FormatMappings]:
+    loaded = [_format_mappings(display, data) for display, data in files.mappings]
     order = {name: n for n, name in enumerate(VENDORS)}
     return {m.format: m for m in sorted(loaded, key=lambda m: (order.get(m.format, 99), m.format))}
 
 
-def load(root: Path) -> Spec:
-    """Read the whole source under `root` into a `Spec`."""
-    spec_data = read_yaml(root / SPEC_FILE, SPEC_FILE)
-    registries = read_registry_files(root)
+def load(root: Path, files: SourceFiles | None = None) -> Spec:
+    """The whole source under `root` as a `Spec`, joined from `files` when the caller has
+    read them already (`check.check` has), else read here."""
+    if files is None:
+        files = read_source(root)
+    spec_data = files.spec
+    registries = files.registries
     for needed in ("event-types", "lifecycle", "media-types", *VALUE_REGISTRIES):
         if needed not in registries:
             raise SourceError(REGISTRY_DIR, 0, f"no registry file defines registry {needed!r}")
@@ -325,13 +265,13 @@ def load(root: Path) -> Spec:
         name: _value_registry(name, registries[name][1], registries[name][0])
         for name in VALUE_REGISTRIES
     }
-    schemas = load_schemas(root)
+    schemas = dict(files.schemas)
     for registry in value_registries.values():
         schemas[registry.schema_id] = registry_value_schema(registry)
 
     events_display, events_data = registries["event-types"]
     media_data = registries["media-types"][1]
-    examples_data = read_yaml(root / EXAMPLES_FILE, EXAMPLES_FILE)
+    examples_data = files.examples
     meta = spec_data
     return Spec(
         meta=SpecMeta(
@@ -351,7 +291,7 @@ def load(root: Path) -> Spec:
             for d in spec_data["decisions"]
         ),
         schemas=_frozen(schemas),
-        event_types=tuple(_event_type(e, events_display) for e in events_data["entries"]),
+        event_types=tuple(event_type_of(e, events_display) for e in events_data["entries"]),
         value_registries=_frozen(value_registries),
         media_types=tuple(
             MediaType(m["name"], m["status"], m["date"], m["reference"],
@@ -365,9 +305,9 @@ def load(root: Path) -> Spec:
             name: _frozen({k: v for k, v in data.items() if k != "entries"})
             for name, (_, data) in registries.items()
         }),
-        mappings=_frozen(_mappings(root)),
-        input_hash=hash_files(root, source_files(root)),
+        mappings=_frozen(_mappings(files)),
+        input_hash=files.input_hash,
     )
 
 
-__all__ = ["REGISTRY_URN", "load", "source_files"]
+__all__ = ["REGISTRY_URN", "SOURCE_DIRS", "load", "source_files"]

@@ -7,12 +7,14 @@ half-written artifact.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from .render import Artifact
+from .atomic import write_atomic
+
+if TYPE_CHECKING:
+    from .rendering import Artifact
 
 GENERATED = "generated"
 _IGNORED_PARTS = frozenset({"__pycache__", "node_modules", "dist"})
@@ -27,30 +29,6 @@ def existing_files(root: Path) -> set[str]:
         for p in folder.rglob("*")
         if p.is_file() and not _IGNORED_PARTS.intersection(p.relative_to(folder).parts)
     }
-
-
-def _file_mode(path: Path) -> int:
-    """The mode a rewritten file keeps: its own, or for a new file what the umask allows."""
-    try:
-        return path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def write_atomic(path: Path, content: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mode = _file_mode(path)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(content)
-        os.chmod(temporary, mode)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
 
 
 def drift(root: Path, artifacts: Iterable[Artifact]) -> list[str]:

@@ -1,5 +1,5 @@
 """A cache of what an external generator made, by the hash of everything its output depends on;
-jinja keeps its compiled templates beside it (`render.new_environment`).
+jinja keeps its compiled templates beside it (`rendering.new_environment`).
 
 datamodel-code-generator takes most of the time of `llm-stream generate`, and its output is a
 function of its input, its arguments and the versions of the packages that run it: with all of
@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable
 from importlib import metadata
 from pathlib import Path
 
-from .output import write_atomic
+from .atomic import write_atomic
 
 
 def cache_dir() -> Path | None:
@@ -84,3 +84,17 @@ def cached(key: str, make: Callable[[], str]) -> str:
     with contextlib.suppress(OSError):
         write_atomic(entry, text.encode())
     return text
+
+
+def known(key: str) -> bool:
+    """Whether a verdict was remembered under `key` (see `remember`)."""
+    folder = trusted_folder()
+    return folder is not None and (folder / f"{key}.ok").is_file()
+
+
+def remember(key: str) -> None:
+    """Remember a verdict under `key`: an empty entry, whose presence is the verdict."""
+    folder = trusted_folder()
+    if folder is not None:
+        with contextlib.suppress(OSError):
+            write_atomic(folder / f"{key}.ok", b"")

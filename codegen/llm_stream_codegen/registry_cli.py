@@ -24,13 +24,13 @@ Nothing is written unless every check passes; exit 0 registered, 1 refused.
 
 
 def _add(args: argparse.Namespace) -> int:
-    from .registry_add import (
+    from .registry_add import register
+    from .registry_proposal import (
         Proposal,
         RegistryError,
         mappings_from_flags,
         read_proposal,
         read_schema_file,
-        register,
         schema_from_fields,
     )
 
@@ -67,13 +67,13 @@ def _add(args: argparse.Namespace) -> int:
 
 
 def _list(args: argparse.Namespace) -> int:
-    from .registry_add import list_event_types
+    from .registry_list import list_event_types
 
     return list_event_types(Path(args.root), reserved=args.reserved)
 
 
 def _deprecate(args: argparse.Namespace) -> int:
-    from .registry_add import deprecate
+    from .registry_deprecate import deprecate
 
     return deprecate(Path(args.root), args.name, args.reason or "")
 

@@ -11,6 +11,10 @@ the draft. What a page derives, it derives here and hands to the template ready 
 - the examples are the spec's example files, printed byte for byte (line ends excepted, which are
   named), and an event type's examples are the valid streams that contain it.
 
+This module chooses the pages and hands each its data; what the data is made of is in modules of
+its own: `docs_links` (page paths, anchors, links), `docs_fields` (field tables), `docs_lifecycle`
+(the lifecycle, derived) and `docs_examples` (the examples as printed).
+
 The hand-written pages and the mkdocs configuration live in site/; site/hooks.py adds these pages
 and the registry downloads of `render_registry` to the build.
 """
@@ -21,47 +25,69 @@ import json
 import posixpath
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment
 
+from .docs_examples import (
+    ShownExample,
+    event_examples,
+    event_instances,
+    example_values,
+    json_or_none,
+    shown,
+)
+from .docs_fields import field_rows, node_ids, schema_json, schema_rule_ids
+from .docs_lifecycle import diagram, events_by_place, follows, lifecycle_order, neighbours
+from .docs_links import (
+    DECISIONS_PAGE,
+    EVENTS_INDEX,
+    LIFECYCLE_PAGE,
+    MEDIA_TYPES_PAGE,
+    REGISTRIES_INDEX,
+    REQUEST_PAGE,
+    RULES_PAGE,
+    SPEC_PAGE,
+    Links,
+    cell,
+    code,
+    decision_anchor,
+    event_page,
+    prose,
+    registry_page,
+    rule_anchor,
+    schema_anchor,
+    slug,
+    value_anchor,
+)
 from .model import (
     ENVELOPE_ID,
     URN,
     VENDORS,
     EventType,
-    Example,
     Rule,
     SchemaDoc,
     Spec,
-    StateMachine,
     VendorMap,
 )
-from .render import Artifact, inputs_hash, markup_header, new_environment, template_dir
-from .render_diagram import state_diagram
 from .render_mappings import MAPPINGS_INDEX, mapping_page, shown_rows, vendor_values
 from .render_registry import RegistryTable, registry_tables
-from .schema_walk import iter_nodes, resolve_ref
+from .rendering import Artifact, inputs_hash, markup_header, new_environment, template_dir
+from .schema_walk import iter_nodes
 
 DOCS_OUT = "generated/docs"
 MACROS = "docs/macros.md.j2"
-SPEC_PAGE = "spec/index.md"
-DECISIONS_PAGE = "spec/decisions.md"
-RULES_PAGE = "spec/rules.md"
-LIFECYCLE_PAGE = "spec/lifecycle.md"
-REQUEST_PAGE = "spec/request.md"
-MEDIA_TYPES_PAGE = "spec/media-types.md"
-EVENTS_INDEX = "events/index.md"
-REGISTRIES_INDEX = "registries/index.md"
 REQUEST_ID = URN + "request:1.0"
-STREAM_EXAMPLE_FOLDERS = ("complete/", "valid-extra/")
+
 # The sections whose rules bind every event, listed on every event page.
 EVERY_EVENT_SECTIONS = ("sse-framing", "event-envelope")
+
 # The draft's appendix that prints the envelope schema; the spec page prints ours under it.
 APPENDIX_ENVELOPE = "appendix-envelope-schema"
+
 # The documents the site refers to, by key: (title, address).
 REFERENCES = {
     "draft": ("draft-spk-agentproto-llm-stream: A Standard Wire Format for Large Language Model "
@@ -79,6 +105,7 @@ REFERENCES = {
     "json-schema": ("JSON Schema 2020-12 (the schemas under schemas/)",
                     "https://json-schema.org/draft/2020-12"),
 }
+
 # The labels of RFC 6838's registration template (section 5.6), in its order.
 MEDIA_TEMPLATE_LABELS = {
     "type_name": "Type name",
@@ -100,37 +127,6 @@ MEDIA_TEMPLATE_LABELS = {
 }
 
 
-def slug(text: str) -> str:
-    """An anchor for free text such as a media type: lowercase, runs of other characters to -."""
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
-def value_anchor(value: str) -> str:
-    """A registered value's anchor on its registry page: the value itself where it can be."""
-    return value if re.fullmatch(r"[A-Za-z0-9_.-]+", value) else slug(value)
-
-
-def rule_anchor(rule_id: str) -> str:
-    return rule_id.lower()
-
-
-def decision_anchor(decision_id: str) -> str:
-    return "decision-" + decision_id.lower()
-
-
-def event_page(name: str) -> str:
-    return f"events/{name}.md"
-
-
-def registry_page(name: str) -> str:
-    return f"registries/{name}.md"
-
-
-def schema_anchor(schema_id: str) -> str:
-    """`urn:ietf:params:llm-stream:content-part:1.0` -> `content-part`."""
-    return schema_id.removeprefix(URN).rsplit(":", 1)[0]
-
-
 def short_title(spec: Spec, title: str) -> str:
     """A registry's title without the standard's name, and without "SSE", so that event types
     have one name across the site: "LLM-Stream Stop Reasons" -> "Stop reasons"."""
@@ -139,575 +135,9 @@ def short_title(spec: Spec, title: str) -> str:
     return " ".join([words[0], *(w if w.isupper() else w.lower() for w in words[1:])])
 
 
-_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.DOTALL)
-
-
-def _outside_code(text: str, change: Any) -> str:
-    """Apply `change` to the parts of markdown `text` that are not inside code spans."""
-    out, last = [], 0
-    for match in _CODE_SPAN.finditer(text):
-        out += [change(text[last:match.start()]), match.group(0)]
-        last = match.end()
-    out.append(change(text[last:]))
-    return "".join(out)
-
-
-def prose(text: object) -> str:
-    """Source text as markdown prose: a `<` is text, never the start of an HTML tag."""
-    return _outside_code(str(text), lambda part: part.replace("<", "&lt;"))
-
-
-def cell(text: object) -> str:
-    """Text safe inside a markdown table cell: one line, pipes outside code spans escaped."""
-    one_line = " ".join(str(text).split())
-    return _outside_code(one_line, lambda part: part.replace("<", "&lt;").replace("|", "\\|"))
-
-
-def code(value: str) -> str:
-    """Inline code that survives any backticks inside it."""
-    fence = "``" if "`" in value else "`"
-    pad = " " if value.startswith("`") or value.endswith("`") else ""
-    return f"{fence}{pad}{value}{pad}{fence}"
-
-
-# -- links ----------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Links:
-    """Relative markdown links from one generated page to every kind of target of the site."""
-
-    spec: Spec
-    page: str
-
-    def to(self, target: str, anchor: str = "") -> str:
-        path, _, own = target.partition("#")
-        anchor = anchor or own
-        if path == self.page:
-            return f"#{anchor}" if anchor else posixpath.basename(path)
-        relative = posixpath.relpath(path, posixpath.dirname(self.page) or ".")
-        return f"{relative}#{anchor}" if anchor else relative
-
-    def rule(self, rule_id: str) -> str:
-        if rule_id not in self.spec.rules:
-            raise KeyError(f"{self.page}: no rule {rule_id}")
-        return f"[{rule_id}]({self.to(SPEC_PAGE, rule_anchor(rule_id))})"
-
-    def decision(self, decision_id: str) -> str:
-        if all(d.id != decision_id for d in self.spec.decisions):
-            raise KeyError(f"{self.page}: no decision {decision_id}")
-        return f"[{decision_id}]({self.to(DECISIONS_PAGE, decision_anchor(decision_id))})"
-
-    def rule_or_decision(self, identifier: str) -> str:
-        if identifier in self.spec.rules:
-            return self.rule(identifier)
-        return self.decision(identifier)
-
-    def section(self, anchor: str, *, number_only: bool = False) -> str:
-        section = self.spec.section(anchor)
-        if section is None:
-            return anchor
-        text = f"§{section.number}" if number_only else f"§{section.number} {section.title}"
-        return f"[{text}]({self.to(SPEC_PAGE, anchor)})"
-
-    def reference(self, reference: str) -> str:
-        """A registry entry's reference ("#section" or "#decision-...") as a link."""
-        anchor = reference.removeprefix("#")
-        if self.spec.section(anchor) is not None:
-            return self.section(anchor, number_only=False)
-        for decision in self.spec.decisions:
-            if anchor == decision_anchor(decision.id):
-                return f"{self.decision(decision.id)} (decision)"
-        return reference
-
-    def event(self, name: str) -> str:
-        if self.spec.event_type(name) is None:
-            return code(name)
-        return f"[{code(name)}]({self.to(event_page(name))})"
-
-    def registry(self, name: str, text: str) -> str:
-        return f"[{text}]({self.to(registry_page(name))})"
-
-    def schema(self, schema_id: str, text: str) -> str:
-        target = EVENTS_INDEX if schema_id == ENVELOPE_ID else REQUEST_PAGE
-        for event in self.spec.event_types:
-            if event.schema_id == schema_id:
-                target = event_page(event.name)
-                return f"[{text}]({self.to(target)})"
-        return f"[{text}]({self.to(target, schema_anchor(schema_id))})"
-
-
-# -- schemas to field tables ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class FieldRow:
-    name: str
-    type: str
-    required: str
-    description: str
-    rules: tuple[str, ...]
-
-
-def _node_ids(node: Mapping[str, Any], key: str) -> list[str]:
-    value = node.get(key)
-    if value is None:
-        return []
-    return [str(v) for v in value] if isinstance(value, list) else [str(value)]
-
-
-def _refs_of(node: Mapping[str, Any]) -> list[str]:
-    """The rule and decision IDs a schema node carries, its allOf members' included: `x-rule`
-    (the rule a breach found by the node's keywords breaks), `x-decision`, and `x-see` (rules
-    about the field that no keyword of the schema can check, named for the reader)."""
-    ids = _node_ids(node, "x-rule") + _node_ids(node, "x-see") + _node_ids(node, "x-decision")
-    for member in node.get("allOf") or ():
-        if isinstance(member, Mapping) and "$ref" not in member:
-            ids += _node_ids(member, "x-rule") + _node_ids(member, "x-decision")
-    return list(dict.fromkeys(ids))
-
-
-def _json_type(value: object) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if value is None:
-        return "null"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object" if isinstance(value, dict) else "value"
-
-
-def _bounds(node: Mapping[str, Any]) -> tuple[Any, Any]:
-    low, high = node.get("minimum"), node.get("maximum")
-    for member in node.get("allOf") or ():
-        if isinstance(member, Mapping):
-            low = member.get("minimum", low)
-            high = member.get("maximum", high)
-    return low, high
-
-
-def _types(node: Mapping[str, Any]) -> list[str]:
-    types = node.get("type")
-    for member in node.get("allOf") or ():
-        if types is None and isinstance(member, Mapping):
-            types = member.get("type")
-    if types is None:
-        return []
-    return list(types) if isinstance(types, list) else [str(types)]
-
-
-def type_text(spec: Spec, links: Links, base_id: str, node: Mapping[str, Any]) -> str:
-    """A schema node's type in a few words of markdown, with links to what it refers to."""
-    if "const" in node:
-        return f"{_json_type(node['const'])} {code(json.dumps(node['const']))}"
-    ref = node.get("$ref")
-    if isinstance(ref, str):
-        target = ref if ref.startswith("urn:") else None
-        if target is not None:
-            for registry in spec.value_registries.values():
-                if registry.schema_id == target:
-                    return "string: " + links.registry(
-                        registry.name, f"a registered {registry.field or registry.title}"
-                    )
-            document = spec.schemas.get(target)
-            title = document.title if document is not None else target
-            return "object: " + links.schema(target, title)
-    if "enum" in node:
-        return "one of " + ", ".join(code(json.dumps(v)) for v in node["enum"])
-    words = []
-    for kind in _types(node):
-        if kind == "array" and isinstance(node.get("items"), Mapping):
-            words.append("array of " + type_text(spec, links, base_id, node["items"]))
-        else:
-            words.append(kind)
-    text = " or ".join(words) or "any"
-    low, high = _bounds(node)
-    if low is not None and high is not None:
-        text += f", {low} to {high}"
-    elif low is not None:
-        text += f", from {low}"
-    elif high is not None:
-        text += f", at most {high}"
-    if "pattern" in node:
-        text += f", matching {code(node['pattern'])}"
-    return text
-
-
-def _condition(schema: Mapping[str, Any]) -> str:
-    """An `if` subschema as words: "`role` is `"tool"`"."""
-    parts = []
-    for name, sub in (schema.get("properties") or {}).items():
-        if "const" in sub:
-            parts.append(f"{code(name)} is {code(json.dumps(sub['const']))}")
-        elif "enum" in sub:
-            values = ", ".join(code(json.dumps(v)) for v in sub["enum"])
-            parts.append(f"{code(name)} is one of {values}")
-        elif "type" in sub:
-            kind = code("null") if sub["type"] == "null" else str(sub["type"])
-            parts.append(f"{code(name)} is {kind}")
-    return " and ".join(parts) or "a condition holds"
-
-
-def _object_rows(
-    spec: Spec, links: Links, base_id: str, node: Mapping[str, Any], prefix: str,
-    required_text: str | None = None,
-) -> list[FieldRow]:
-    rows: list[FieldRow] = []
-    required = set(node.get("required") or ())
-    for name, sub in (node.get("properties") or {}).items():
-        path = prefix + name
-        if required_text is not None:
-            needed = required_text if name in required else "no"
-        else:
-            needed = "yes" if name in required else "no"
-        rows.append(FieldRow(path, type_text(spec, links, base_id, sub), needed,
-                             str(sub.get("description", "")), tuple(_refs_of(sub))))
-        if "object" in _types(sub) and sub.get("properties"):
-            rows += _object_rows(spec, links, base_id, sub, path + ".")
-    return rows
-
-
-def field_rows(spec: Spec, links: Links, document: SchemaDoc) -> list[FieldRow]:
-    """The fields of a structure: envelope fields first (through allOf $ref), then its own,
-    then those a conditional (`if`/`then`) requires, each once with its requirement."""
-    schema = document.document
-    own = _object_rows(spec, links, document.id, schema, "")
-    inherited: list[FieldRow] = []
-    conditional: dict[str, list[tuple[str, list[str]]]] = {}
-    extra: list[FieldRow] = []
-    for member in schema.get("allOf") or ():
-        if not isinstance(member, Mapping):
-            continue
-        ref = member.get("$ref")
-        if isinstance(ref, str):
-            target = resolve_ref(spec.schemas, document.id, ref)
-            if target is not None:
-                target_id = ref.partition("#")[0] or document.id
-                inherited += field_rows(spec, links, SchemaDoc(target_id, None, target))
-            continue
-        condition, then = member.get("if"), member.get("then")
-        if not isinstance(condition, Mapping) or not isinstance(then, Mapping):
-            continue
-        when = "when " + _condition(condition)
-        rule_ids = _refs_of(then)
-        then_ref = then.get("$ref")
-        if isinstance(then_ref, str):
-            resolved = resolve_ref(spec.schemas, document.id, then_ref)
-            if resolved is not None:
-                then = resolved
-                rule_ids += _refs_of(then)
-        for name in then.get("required") or ():
-            conditional.setdefault(name, []).append((when, rule_ids))
-        for row in _object_rows(spec, links, document.id, then, "", required_text=when):
-            extra.append(FieldRow(row.name, row.type, row.required, row.description,
-                                  tuple(dict.fromkeys((*row.rules, *rule_ids)))))
-    rows: dict[str, FieldRow] = {}
-    for row in [*inherited, *own]:
-        previous = rows.get(row.name)
-        if previous is None:
-            rows[row.name] = row
-            continue
-        needed = "yes" if "yes" in (previous.required, row.required) else row.required
-        rows[row.name] = FieldRow(row.name, row.type, needed,
-                                  row.description or previous.description,
-                                  tuple(dict.fromkeys((*previous.rules, *row.rules))))
-    for row in extra:
-        previous = rows.get(row.name)
-        if previous is None:
-            rows[row.name] = row
-        else:
-            rows[row.name] = FieldRow(previous.name, previous.type, previous.required,
-                                      previous.description,
-                                      tuple(dict.fromkeys((*previous.rules, *row.rules))))
-    for name, conditions in conditional.items():
-        current = rows.get(name)
-        if current is not None and current.required == "no":
-            whens = "; ".join(dict.fromkeys(when for when, _ in conditions))
-            rule_ids = [r for _, ids in conditions for r in ids]
-            rows[name] = FieldRow(current.name, current.type, whens, current.description,
-                                  tuple(dict.fromkeys((*current.rules, *rule_ids))))
-    return list(rows.values())
-
-
-def schema_json(document: SchemaDoc) -> str:
-    """A schema document as JSON, as the files under schemas/ lay it out."""
-    return json.dumps(dict(document.document), indent=2, ensure_ascii=False)
-
-
-def schema_rule_ids(document: Mapping[str, Any]) -> list[str]:
-    """Every x-rule, x-see and x-decision anywhere in a schema document, in document order."""
-    found: list[str] = []
-    for _, node in iter_nodes(document):
-        found += [*_node_ids(node, "x-rule"), *_node_ids(node, "x-see"),
-                  *_node_ids(node, "x-decision")]
-    return list(dict.fromkeys(found))
-
-
 def _ordered_rules(spec: Spec, ids: Iterable[str]) -> list[Rule]:
     wanted = set(ids)
     return [rule for rule in spec.rules.values() if rule.id in wanted]
-
-
-# -- the lifecycle, derived -----------------------------------------------------------------------
-
-
-def lifecycle_order(spec: Spec) -> list[EventType]:
-    """The event types in the order a stream meets them: by place, then as registered."""
-    places = list(spec.lifecycle.places)
-    return sorted(spec.event_types, key=lambda event: places.index(event.lifecycle.place))
-
-
-def events_by_place(spec: Spec) -> dict[str, list[EventType]]:
-    places: dict[str, list[EventType]] = {name: [] for name in spec.lifecycle.places}
-    for event in spec.event_types:
-        places.setdefault(event.lifecycle.place, []).append(event)
-    return places
-
-
-def _entered(machine: StateMachine, place: str) -> tuple[set[str], set[str]]:
-    """(states in which an event of `place` may arrive, states it leaves the machine in)."""
-    before = {state for state, moves in machine.transitions.items() if place in moves}
-    after = {machine.transitions[state][place] for state in before}
-    return before, after
-
-
-@dataclass(frozen=True)
-class Neighbours:
-    """What may come right before and right after an event type, by the stream machine."""
-
-    arrives_in: tuple[str, ...]
-    leaves_in: tuple[str, ...]
-    preceded_by: tuple[str, ...]
-    followed_by: tuple[str, ...]
-    first: bool
-    last: bool
-    violations: tuple[tuple[str, str], ...]
-    """(state, rule) where an event of this place breaks a rule."""
-    block_moves: tuple[tuple[str, str], ...]
-    """(block state before, after) at the event's index, for block events."""
-    block_violations: tuple[tuple[str, str], ...]
-
-
-def neighbours(spec: Spec, event: EventType) -> Neighbours:
-    machine, place = spec.lifecycle.stream, event.lifecycle.place
-    arrives, leaves = _entered(machine, place)
-    follows = [
-        other.name for other in spec.event_types
-        if any(other.lifecycle.place in machine.transitions.get(state, {}) for state in leaves)
-    ]
-    precedes = [
-        other.name for other in spec.event_types
-        if any(machine.transitions.get(state, {}).get(other.lifecycle.place) in arrives
-               for state in machine.transitions)
-    ]
-    violations = []
-    for state in machine.transitions:
-        if state in arrives:
-            continue
-        rule = machine.violation(state, place)
-        if rule is not None:
-            violations.append((state, rule))
-    blocks = spec.lifecycle.blocks
-    block_moves = tuple((state, moves[place]) for state, moves in blocks.transitions.items()
-                        if place in moves)
-    block_violations: list[tuple[str, str]] = []
-    if block_moves:
-        for state, moves in blocks.transitions.items():
-            rule = None if place in moves else blocks.violation(state, place)
-            if rule is not None:
-                block_violations.append((state, rule))
-    return Neighbours(
-        arrives_in=tuple(s for s in machine.transitions if s in arrives),
-        leaves_in=tuple(s for s in machine.transitions if s in leaves),
-        preceded_by=tuple(precedes),
-        followed_by=tuple(follows),
-        first=machine.initial in arrives,
-        last=all(not machine.transitions.get(state) for state in leaves),
-        violations=tuple(violations),
-        block_moves=block_moves,
-        block_violations=tuple(block_violations),
-    )
-
-
-def diagram(spec: Spec, machine: StateMachine, title: str) -> str:
-    """A lifecycle machine as inline SVG, its arrows' tooltips naming the event types of each
-    place."""
-    by_place = {place: [e.name for e in events] for place, events in events_by_place(spec).items()}
-    return state_diagram(machine, by_place, title)
-
-
-def follows(spec: Spec) -> list[tuple[str, list[str]]]:
-    """For each event type, the event types that may come right after it."""
-    return [(event.name, list(neighbours(spec, event).followed_by)) for event in spec.event_types]
-
-
-# -- examples -------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SSEBlock:
-    type: str
-    text: str
-    first_line: int
-    last_line: int
-
-
-@dataclass(frozen=True)
-class ShownExample:
-    example: Example
-    text: str
-    language: str
-    line_ends: str
-    relevant: str = ""
-    highlight: str = ""
-    also_in: tuple[Example, ...] = field(default_factory=tuple)
-    pretty: str = ""
-    """The picked events' JSON envelopes, pretty-printed, one after another."""
-
-
-def _line_ends(raw: bytes) -> str:
-    if b"\r\n" in raw:
-        return "CRLF"
-    if b"\r" in raw:
-        return "CR"
-    return "LF"
-
-
-def _as_text(raw: bytes) -> str:
-    return raw.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
-
-
-def sse_blocks(text: str) -> list[SSEBlock]:
-    """The events of an SSE body: the lines between blank lines, with their type."""
-    blocks: list[SSEBlock] = []
-    current: list[str] = []
-    start = 1
-    for number, line in enumerate([*text.split("\n"), ""], start=1):
-        if line:
-            if not current:
-                start = number
-            current.append(line)
-            continue
-        if current:
-            kind = ""
-            for item in current:
-                if item.startswith("event:"):
-                    kind = item[6:].removeprefix(" ")
-            if not kind:
-                for item in current:
-                    if item.startswith("data:"):
-                        try:
-                            data = json.loads(item[5:])
-                        except ValueError:
-                            continue
-                        if isinstance(data, dict):
-                            kind = str(data.get("type", ""))
-            blocks.append(SSEBlock(kind, "\n".join(current) + "\n", start, number - 1))
-            current = []
-    return blocks
-
-
-def _language(file: str) -> str:
-    return {"json": "json", "http": "http"}.get(file.rsplit(".", 1)[-1], "text")
-
-
-def shown(example: Example) -> ShownExample:
-    raw = example.content
-    return ShownExample(example, _as_text(raw), _language(example.file), _line_ends(raw))
-
-
-def stream_examples(spec: Spec) -> list[Example]:
-    """The valid .sse streams of spec/examples (complete/ and valid-extra/)."""
-    return [
-        e for e in spec.examples
-        if e.file.startswith(STREAM_EXAMPLE_FOLDERS) and e.file.endswith(".sse") and e.valid
-    ]
-
-
-def event_examples(spec: Spec, name: str) -> list[ShownExample]:
-    """The example streams with an event of type `name`, with those events picked out; a stream
-    whose picked events are the same as an earlier one's is named under it, not repeated."""
-    result: list[ShownExample] = []
-    for example in stream_examples(spec):
-        whole = shown(example)
-        picked = [b for b in sse_blocks(whole.text) if b.type == name]
-        if not picked:
-            continue
-        relevant = "\n".join(block.text for block in picked)
-        same = next((r for r in result if r.relevant == relevant), None)
-        if same is not None:
-            result[result.index(same)] = replace(same, also_in=(*same.also_in, example))
-            continue
-        lines = [str(n) for b in picked for n in range(b.first_line, b.last_line + 1)]
-        pretty = "\n\n".join(json.dumps(data, indent=2, ensure_ascii=False)
-                              for data in map(block_data, picked) if data is not None)
-        result.append(ShownExample(example, whole.text, "text", whole.line_ends, relevant,
-                                   " ".join(lines), pretty=pretty))
-    return result
-
-
-def _json_or_none(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return None
-
-
-def block_data(block: SSEBlock) -> Any:
-    """The JSON of an SSE event's data lines (joined as SSE joins them), or None."""
-    return _json_or_none("\n".join(line[5:].removeprefix(" ") for line in block.text.split("\n")
-                                    if line.startswith("data:")))
-
-
-EXAMPLE_WIDTH = 20
-
-
-def _example_text(value: Any) -> str | None:
-    """A field's value as a short JSON example, or None for an object (its fields have rows of
-    their own) or a value too long to be read at a glance."""
-    if isinstance(value, dict):
-        return None
-    if isinstance(value, str) and len(value) > EXAMPLE_WIDTH:
-        return json.dumps(value[:EXAMPLE_WIDTH - 4], ensure_ascii=False)[:-1] + '…"'
-    text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    return text if len(text) <= EXAMPLE_WIDTH + 8 else None
-
-
-def example_values(instances: Iterable[Any]) -> dict[str, str]:
-    """For each field path (`delta.text`), the first value the instances give it, as JSON."""
-    found: dict[str, str] = {}
-
-    def walk(node: Any, prefix: str) -> None:
-        if not isinstance(node, dict):
-            return
-        for key, value in node.items():
-            path = prefix + str(key)
-            if path not in found:
-                text = _example_text(value)
-                if text is not None:
-                    found[path] = text
-            walk(value, path + ".")
-
-    for instance in instances:
-        walk(instance, "")
-    return found
-
-
-def event_instances(spec: Spec, name: str | None = None) -> list[Any]:
-    """The events of the valid example streams, of one type or of every type."""
-    return [
-        data for example in stream_examples(spec)
-        for block in sse_blocks(shown(example).text)
-        if name is None or block.type == name
-        for data in [block_data(block)] if data is not None
-    ]
-
-
-# -- pages ----------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -781,7 +211,7 @@ def _vocabulary_rules(spec: Spec, schema_id: str) -> list[tuple[str, str, Rule |
             continue
         for name, sub in (document.document.get("properties") or {}).items():
             if isinstance(sub, Mapping) and sub.get("$ref") == schema_id:
-                rule = next((spec.rules[r] for r in _node_ids(sub, "x-rule") if r in spec.rules),
+                rule = next((spec.rules[r] for r in node_ids(sub, "x-rule") if r in spec.rules),
                             None)
                 uses.append((document.title, name, rule))
     return uses
@@ -840,7 +270,7 @@ def pages(spec: Spec) -> list[Page]:
         Page(REQUEST_PAGE, "Request reference", "docs/request.md.j2", {
             "groups": [
                 (group, field_rows(spec, Links(spec, REQUEST_PAGE), group), examples,
-                 example_values(_json_or_none(e.text) for e in examples if e.language == "json"))
+                 example_values(json_or_none(e.text) for e in examples if e.language == "json"))
                 for group in _request_groups(spec)
                 for examples in [_group_examples(spec, str(group.document.get("x-section", "")))]
             ],
@@ -968,18 +398,4 @@ def render_docs(spec: Spec) -> Iterator[Artifact]:
         yield render_page(spec, page)
 
 
-__all__ = [
-    "DOCS_OUT",
-    "FieldRow",
-    "Links",
-    "decision_anchor",
-    "diagram",
-    "event_examples",
-    "event_page",
-    "field_rows",
-    "neighbours",
-    "render_docs",
-    "rule_anchor",
-    "slug",
-    "sse_blocks",
-]
+__all__ = ["DOCS_OUT", "render_docs"]

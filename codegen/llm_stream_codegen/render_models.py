@@ -16,7 +16,7 @@ from pathlib import Path
 from .model import Spec
 from .model_bundle import bundle, class_names
 from .output_cache import cache_key, cached
-from .render import PACKAGE_DIR, Artifact, environment, inputs_hash, python_header
+from .rendering import PACKAGE_DIR, Artifact, environment, inputs_hash, python_header
 
 UNION_TEMPLATE = "python/parts/models_union.py.j2"
 GENERATOR_ARGS = (

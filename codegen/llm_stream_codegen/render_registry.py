@@ -27,7 +27,7 @@ from xml.sax.saxutils import escape, quoteattr
 from jinja2 import Environment
 
 from .model import Spec
-from .render import Artifact, inputs_hash, markup_header, new_environment, template_dir
+from .rendering import Artifact, inputs_hash, markup_header, new_environment, template_dir
 
 REGISTRY_OUT = "generated/registry"
 XML_TEMPLATE = "registry/registry.xml.j2"

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from .model import Rule, Spec
-from .render import Artifact
+from .rendering import Artifact
 
 RULES_OUT = "generated/docs/spec"
 CSV_HEADER = ("id", "keyword", "section", "section_title", "binds", "checkable", "basis",

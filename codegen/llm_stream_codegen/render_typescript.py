@@ -17,8 +17,8 @@ from jinja2 import Environment
 
 from .check import schema_store
 from .model import ENVELOPE_ID, Spec
-from .render import Artifact, inputs_hash, markup_header, new_environment, template_dir
 from .render_validators import validator_roots
+from .rendering import Artifact, inputs_hash, markup_header, new_environment, template_dir
 from .schema_walk import envelope_constants
 from .ts_literals import pascal, ts_literal
 from .ts_types import typescript_types

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from .check import schema_store
 from .model import URN, Spec
-from .render import PACKAGE_DIR, Artifact, environment, inputs_hash, python_header
+from .rendering import PACKAGE_DIR, Artifact, environment, inputs_hash, python_header
 from .validator_compiler import ValidatorRoot, compile_validators
 
 DISPATCH_TEMPLATE = "python/parts/validators_dispatch.py.j2"

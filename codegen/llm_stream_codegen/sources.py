@@ -95,7 +95,11 @@ def _read_text(path: Path, display: str) -> str:
 
 def read_yaml(path: Path, display: str) -> Any:
     """Parse a YAML file; `display` is the path errors show (relative to the project root)."""
-    text = _read_text(path, display)
+    return parse_yaml(_read_text(path, display), display)
+
+
+def parse_yaml(text: str, display: str) -> Any:
+    """Parse a YAML text as the file `display` would be read."""
     try:
         data = yaml.load(text, Loader=_FastLoader)
         if _nesting(data) <= MAX_DEPTH:

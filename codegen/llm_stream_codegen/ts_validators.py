@@ -22,25 +22,14 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
 from .ts_literals import pascal, template, ts_literal, ts_property
 from .ts_patterns import PatternError, ecmascript_pattern
-from .validator_compiler import (
-    _GROUPS,
-    _MAX_DISCRIMINATED_BRANCHES,
-    ANNOTATION_KEYWORDS,
-    SchemaCompileError,
-    ValidatorRoot,
-    _Compiler,
-    _escape,
-    _Function,
-    _json_text,
-    _Loc,
-    _plural,
-    _shorten,
-    _type_words,
-)
+from .validator_code import Function, Helper, Part, Ptr, json_text, plural, shorten, type_words
+from .validator_compiler import Compiler, ValidatorRoot
+from .validator_core import ANNOTATION_KEYWORDS, GROUPS, MAX_DISCRIMINATED_BRANCHES, group_guard
+from .validator_index import Loc, SchemaCompileError
 
 __all__ = ["RUNTIME_MODULE", "compile_typescript_validators"]
 
@@ -60,8 +49,6 @@ _COMPARISONS: Final = (
     ("exclusiveMaximum", ">=", "<"),
 )
 
-Part = tuple[bool, str]  # (is_expression, text)
-
 
 def compile_typescript_validators(
     schemas: Mapping[str, Mapping[str, Any]], roots: Sequence[ValidatorRoot], appendix: str = ""
@@ -72,42 +59,15 @@ def compile_typescript_validators(
 
 
 @dataclass(frozen=True)
-class _Pointer:
-    """The JSON pointer of the value being checked, as pieces of a string built on error."""
+class _Pointer(Ptr):
+    """The JSON pointer of the value being checked, in the TypeScript runtime's names."""
 
-    parts: tuple[Part, ...] = ()
+    ESCAPE: ClassVar[str] = "esc"
+    NAMED: ClassVar[str] = "at"
 
-    def key(self, name: str) -> _Pointer:
-        return _Pointer((*self.parts, (False, "/" + _escape(name))))
-
-    def index(self, i: int) -> _Pointer:
-        return _Pointer((*self.parts, (False, f"/{i}")))
-
-    def dynamic_key(self, var: str) -> _Pointer:
-        return _Pointer((*self.parts, (False, "/"), (True, f"esc({var})")))
-
-    def dynamic_index(self, var: str) -> _Pointer:
-        return _Pointer((*self.parts, (False, "/"), (True, var)))
-
-    def code(self) -> str:
-        return "p" if self.parts == ((True, "p"),) else template(self.parts)
-
-    def subject(self) -> tuple[Part, ...]:
-        """How a message names the value: its pointer, or "the value" at the root."""
-        if not self.parts:
-            return ((False, "the value"),)
-        if self.parts == ((True, "p"),):
-            return ((True, "at(p)"),)
-        return self.parts
-
-
-@dataclass
-class _Helper:
-    name: str
-    mode: str  # "is" or "val"
-    node: object
-    loc: _Loc
-    takes_rule: bool
+    @staticmethod
+    def string(parts: Sequence[Part]) -> str:
+        return template(parts)
 
 
 _TYPE_TESTS: Final = {
@@ -121,7 +81,7 @@ _TYPE_TESTS: Final = {
 }
 
 
-def _type_test(types: Sequence[str], v: str, *, negate: bool) -> str:
+def type_test(types: Sequence[str], v: str, *, negate: bool) -> str:
     """A TypeScript expression true when `v` has (negate: lacks) one of the JSON types."""
     if len(types) == 1:
         return _TYPE_TESTS[types[0]][negate].format(v=v)
@@ -140,17 +100,17 @@ def _member(v: str, name: str) -> str:
 
 class _TypeScriptCompiler:
     def __init__(self, schemas: Mapping[str, Mapping[str, Any]], roots: Sequence[ValidatorRoot]):
-        self.schema = _Compiler(schemas, roots)
+        self.schema = Compiler(schemas, roots)
         """The Python compiler, as the reader of the schemas: resolution, checks, names."""
         self.roots = list(roots)
         self.constants: dict[str, str] = {}  # code -> name
         self.constant_lines: list[str] = []
         self.constant_count: dict[str, int] = {}
-        self.helpers: dict[tuple[str, _Loc], _Helper] = {}
-        self.pending: list[_Helper] = []
+        self.helpers: dict[tuple[str, Loc], Helper] = {}
+        self.pending: list[Helper] = []
         self.yes_no = False
         """Emitting the yes/no check: each error returns false, and a $ref is inlined."""
-        self.expanding: list[_Loc] = []
+        self.expanding: list[Loc] = []
         """The $ref targets being inlined, innermost last."""
 
     # ---- constants and helpers ----------------------------------------------------------------
@@ -165,7 +125,7 @@ class _TypeScriptCompiler:
             self.constant_lines.append(f"const {name}: {annotation} = {code};")
         return name
 
-    def _regex(self, pattern: object, loc: _Loc) -> str:
+    def _regex(self, pattern: object, loc: Loc) -> str:
         if not isinstance(pattern, str):
             raise loc.fail(f"a pattern must be a string, got {pattern!r}")
         try:
@@ -177,7 +137,7 @@ class _TypeScriptCompiler:
             raise loc.fail(f"pattern {pattern!r} has no ECMAScript equivalent: {error}") from None
         return self._constant("PATTERN", f'new RegExp({ts_literal(source)}, "u")', "RegExp")
 
-    def _json(self, kind: str, value: object, loc: _Loc) -> str:
+    def _json(self, kind: str, value: object, loc: Loc) -> str:
         try:
             text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError):
@@ -188,17 +148,17 @@ class _TypeScriptCompiler:
         items = ", ".join(ts_literal(s) for s in sorted(set(values)))
         return self._constant("NAMES", f"new Set([{items}])", "ReadonlySet<unknown>")
 
-    def _helper(self, mode: str, node: object, loc: _Loc) -> _Helper:
+    def _helper(self, mode: str, node: object, loc: Loc) -> Helper:
         key = (mode, loc)
         helper = self.helpers.get(key)
         if helper is None:
             takes_rule = mode == "val" and not (isinstance(node, Mapping) and "x-rule" in node)
-            helper = _Helper(self.schema._helper_name(mode, loc), mode, node, loc, takes_rule)
+            helper = Helper(self.schema._helper_name(mode, loc), mode, node, loc, takes_rule)
             self.helpers[key] = helper
             self.pending.append(helper)
         return helper
 
-    def _call(self, fn: _Function, ind: int, node: object, loc: _Loc, v: str, ptr: _Pointer,
+    def _call(self, fn: Function, ind: int, node: object, loc: Loc, v: str, ptr: _Pointer,
               rule: str) -> None:
         """The check of a subschema that has a helper: its errors, or its yes/no."""
         if self.yes_no:
@@ -217,20 +177,20 @@ class _TypeScriptCompiler:
         args = [v, ptr.code(), "errors", *([rule] if helper.takes_rule else [])]
         fn.emit(ind, f"{helper.name}({', '.join(args)});")
 
-    def _is_call(self, node: object, loc: _Loc, v: str) -> str:
+    def _is_call(self, node: object, loc: Loc, v: str) -> str:
         return f"{self._helper('is', node, loc).name}({v})"
 
     # ---- emitting ----------------------------------------------------------------------------
 
     @staticmethod
-    def _block(fn: _Function, ind: int, header: str, body: list[str], tail: str = "}") -> None:
+    def _block(fn: Function, ind: int, header: str, body: list[str], tail: str = "}") -> None:
         """`header {`, the body, and `tail`; nothing when the body is empty."""
         if body:
             fn.emit(ind, f"{header} {{")
             fn.lines.extend(body)
             fn.emit(ind, tail)
 
-    def _error(self, fn: _Function, ind: int, rule: str, ptr: _Pointer,
+    def _error(self, fn: Function, ind: int, rule: str, ptr: _Pointer,
                message: Sequence[Part]) -> None:
         if self.yes_no:
             fn.emit(ind, "return false;")
@@ -238,7 +198,7 @@ class _TypeScriptCompiler:
         fn.emit(ind, f"errors.push({{ rule: {rule}, pointer: {ptr.code()}, "
                      f"message: {template(message)} }});")
 
-    def _if_error(self, fn: _Function, ind: int, test: str, rule: str, ptr: _Pointer,
+    def _if_error(self, fn: Function, ind: int, test: str, rule: str, ptr: _Pointer,
                   message: Sequence[Part]) -> None:
         fn.emit(ind, f"if ({test}) {{")
         self._error(fn, ind + 1, rule, ptr, message)
@@ -250,29 +210,14 @@ class _TypeScriptCompiler:
             return ts_literal(node["x-rule"])
         return inherited
 
-    @staticmethod
-    def _group_guard(types: list[str] | None, group: str, v: str) -> str | None:
-        """How keywords of a type group are guarded: None to skip them, "" for no guard."""
-        if types is None:
-            return _type_test([group], v, negate=False)
-        if group == "number":
-            if not {"number", "integer"} & set(types):
-                return None
-            if set(types) <= {"number", "integer"}:
-                return ""
-            return _type_test(["number"], v, negate=False)
-        if group not in types:
-            return None
-        return "" if types == [group] else _type_test([group], v, negate=False)
-
-    def _const_test(self, value: object, v: str, loc: _Loc, *, negate: bool) -> str:
+    def _const_test(self, value: object, v: str, loc: Loc, *, negate: bool) -> str:
         """A TypeScript expression true when `v` equals (negate: differs from) a JSON value."""
         if value is None or isinstance(value, bool | str | int | float):
             return f"{v} {'!==' if negate else '==='} {ts_literal(value)}"
         name = self._json("CONST", value, loc)
         return f"!equal({v}, {name})" if negate else f"equal({v}, {name})"
 
-    def _enum_test(self, values: object, v: str, loc: _Loc) -> str:
+    def _enum_test(self, values: object, v: str, loc: Loc) -> str:
         """A TypeScript expression true when `v` is none of the values."""
         if not isinstance(values, list | tuple) or not values:
             raise loc.fail(f"enum must be a non-empty array, got {values!r}")
@@ -284,7 +229,7 @@ class _TypeScriptCompiler:
 
     # ---- the checks: statements that push every error to `errors` ---------------------------
 
-    def _val(self, fn: _Function, ind: int, node: object, loc: _Loc, v: str, ptr: _Pointer,
+    def _val(self, fn: Function, ind: int, node: object, loc: Loc, v: str, ptr: _Pointer,
              rule: str) -> None:
         if node is True:
             return
@@ -299,42 +244,42 @@ class _TypeScriptCompiler:
         types = self.schema._types(node, loc)
         done: set[str] = set()
         if types is not None:
-            message = [*subject, (False, f" must be {_type_words(types)}, got "),
+            message = [*subject, (False, f" must be {type_words(types)}, got "),
                        (True, f"kind({v})")]
             group = types[0] if len(types) == 1 and types[0] != "integer" else None
             body: list[str] = []
             if group in ("object", "array", "string", "number"):
-                if any(k in node for k in dict(_GROUPS)[group]):
+                if any(k in node for k in dict(GROUPS)[group]):
                     body = fn.capture(self._val_group(group), fn, ind + 1, node, loc, v, ptr, rule)
                 done.add(group)
             if body:
-                self._block(fn, ind, f"if ({_type_test(types, v, negate=False)})", body,
+                self._block(fn, ind, f"if ({type_test(types, v, negate=False)})", body,
                             "} else {")
                 self._error(fn, ind + 1, rule, ptr, message)
                 fn.emit(ind, "}")
             else:
-                self._if_error(fn, ind, _type_test(types, v, negate=True), rule, ptr, message)
+                self._if_error(fn, ind, type_test(types, v, negate=True), rule, ptr, message)
         if "const" in node:
             const = node["const"]
-            shown = _shorten(_json_text(const))
+            shown = shorten(json_text(const))
             self._if_error(fn, ind, self._const_test(const, v, loc, negate=True), rule, ptr,
                            [*subject, (False, f" must be {shown}")])
         if "enum" in node:
             values = node["enum"]
             test = self._enum_test(values, v, loc)
-            shown = ", ".join(_json_text(e) for e in values[:10])
+            shown = ", ".join(json_text(e) for e in values[:10])
             if len(values) > 10:
                 shown += f", ... ({len(values)} values)"
             self._if_error(fn, ind, test, rule, ptr,
-                           [*subject, (False, f" must be one of {_shorten(shown)}")])
-        for group, keywords in _GROUPS:
+                           [*subject, (False, f" must be one of {shorten(shown)}")])
+        for group, keywords in GROUPS:
             if group in done or not any(k in node for k in keywords):
                 continue
-            guard = self._group_guard(types, group, v)
+            guard = group_guard(types, group, lambda only: type_test(only, v, negate=False))
             if guard is None:
                 continue
             if types is not None and guard == "" and types != [group]:
-                guard = _type_test([group], v, negate=False)  # integer: report bounds of 1.5 too
+                guard = type_test([group], v, negate=False)  # integer: report bounds of 1.5 too
             inner = ind + 1 if guard else ind
             body = fn.capture(self._val_group(group), fn, inner, node, loc, v, ptr, rule)
             if guard:
@@ -350,7 +295,7 @@ class _TypeScriptCompiler:
         }
         return builds[group]
 
-    def _val_applicators(self, fn: _Function, ind: int, node: Mapping[str, Any], loc: _Loc,
+    def _val_applicators(self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc,
                          v: str, ptr: _Pointer, rule: str) -> None:
         subject = ptr.subject()
         if "allOf" in node:
@@ -393,7 +338,7 @@ class _TypeScriptCompiler:
                 self._if_error(fn, ind, test, rule, member,
                                [*member.parts, (False, " must not be present")])
             else:
-                shown = _shorten(_json_text(sub), 60)
+                shown = shorten(json_text(sub), 60)
                 self._if_error(fn, ind, test, rule, ptr,
                                [*subject, (False, f" must not match {shown}")])
         if "if" in node:
@@ -406,7 +351,7 @@ class _TypeScriptCompiler:
             target, target_loc = self.schema._resolve(node, loc)
             self._call(fn, ind, target, target_loc, v, ptr, rule)
 
-    def _conditional(self, fn: _Function, ind: int, node: Mapping[str, Any], loc: _Loc, v: str,
+    def _conditional(self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
                      ptr: _Pointer, rule: str) -> None:
         """if/then/else: the if schema is a helper, then and else are inlined."""
         condition, condition_loc = self.schema._sub(node, "if", loc)
@@ -429,7 +374,7 @@ class _TypeScriptCompiler:
         else:
             self._block(fn, ind, f"if (!{call})", branches["else"])
 
-    def _no_branch(self, fn: _Function, ind: int, branches: list[tuple[object, _Loc]], v: str,
+    def _no_branch(self, fn: Function, ind: int, branches: list[tuple[object, Loc]], v: str,
                    ptr: _Pointer, rule: str, message: list[Part]) -> None:
         """No alternative matched: report the errors of the one the value evidently meant (told
         by its type and the string consts of its properties), else one error; the choice is the
@@ -440,7 +385,7 @@ class _TypeScriptCompiler:
         tests = [self._looks_like(sub, sub_loc, v) for sub, sub_loc in branches]
         names = [fn.var("c") if test else "" for test in tests]
         chosen: list[tuple[str, int]] = []
-        if len(branches) <= _MAX_DISCRIMINATED_BRANCHES:
+        if len(branches) <= MAX_DISCRIMINATED_BRANCHES:
             for i, test in enumerate(tests):
                 others = [names[j] for j in range(len(tests)) if j != i]
                 if not all(others) or test in tests[:i] + tests[i + 1:]:
@@ -461,12 +406,12 @@ class _TypeScriptCompiler:
         self._error(fn, ind + 1, rule, ptr, message)
         fn.emit(ind, "}")
 
-    def _looks_like(self, node: object, loc: _Loc, v: str) -> str | None:
+    def _looks_like(self, node: object, loc: Loc, v: str) -> str | None:
         """A cheap test that `v` is meant for this branch, or None if nothing tells."""
         types, consts = self.schema._shape(node, loc, 0)
         tests = []
         if types is not None:
-            tests.append(_type_test(types, v, negate=False))
+            tests.append(type_test(types, v, negate=False))
         if consts:
             if types != ["object"]:
                 tests.append(f"isObject({v})")
@@ -477,7 +422,7 @@ class _TypeScriptCompiler:
                 tests.append(value_test)
         return " && ".join(tests) or None
 
-    def _val_object(self, fn: _Function, ind: int, node: Mapping[str, Any], loc: _Loc, v: str,
+    def _val_object(self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
                     ptr: _Pointer, rule: str) -> None:
         subject = ptr.subject()
         props = self.schema._sub_map(node, "properties", loc) if "properties" in node else []
@@ -547,7 +492,7 @@ class _TypeScriptCompiler:
                               ("maxProperties", ">", "at most")):
             if key in node:
                 n = self.schema._count(node, key, loc)
-                words = f" must have {word} {_plural(n, 'property', 'properties')}, got "
+                words = f" must have {word} {plural(n, 'property', 'properties')}, got "
                 self._if_error(fn, ind, f"Object.keys({v}).length {op} {n}", rule, ptr,
                                [*subject, (False, words), (True, f"Object.keys({v}).length")])
         for name, needs in self.schema._dependent_required(node, loc):
@@ -565,7 +510,7 @@ class _TypeScriptCompiler:
                 body = fn.capture(self._val, fn, ind + 1, sub, sub_loc, v, ptr, rule)
                 self._block(fn, ind, f"if ({_member(v, name)} !== undefined)", body)
 
-    def _val_array(self, fn: _Function, ind: int, node: Mapping[str, Any], loc: _Loc, v: str,
+    def _val_array(self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
                    ptr: _Pointer, rule: str) -> None:
         subject = ptr.subject()
         prefix = self.schema._subs(node, "prefixItems", loc) if "prefixItems" in node else []
@@ -575,7 +520,7 @@ class _TypeScriptCompiler:
         if "items" in node:
             items, items_loc = self.schema._sub(node, "items", loc)
             if items is False:
-                words = f" must have at most {_plural(len(prefix), 'item', 'items')}, got "
+                words = f" must have at most {plural(len(prefix), 'item', 'items')}, got "
                 self._if_error(fn, ind, f"{v}.length > {len(prefix)}", rule, ptr,
                                [*subject, (False, words), (True, f"{v}.length")])
             else:
@@ -587,7 +532,7 @@ class _TypeScriptCompiler:
         for key, op, word in (("minItems", "<", "at least"), ("maxItems", ">", "at most")):
             if key in node:
                 n = self.schema._count(node, key, loc)
-                words = f" must have {word} {_plural(n, 'item', 'items')}, got "
+                words = f" must have {word} {plural(n, 'item', 'items')}, got "
                 self._if_error(fn, ind, f"{v}.length {op} {n}", rule, ptr,
                                [*subject, (False, words), (True, f"{v}.length")])
         if self.schema._unique_items(node, loc):
@@ -602,31 +547,31 @@ class _TypeScriptCompiler:
             for limit, op, word in ((least, "<", "at least"), (most, ">", "at most")):
                 if limit is None or (op == "<" and limit == 0):
                     continue
-                words = f" must contain {word} {_plural(limit, 'item', 'items')} matching "
+                words = f" must contain {word} {plural(limit, 'item', 'items')} matching "
                 self._if_error(fn, ind, f"{matches} {op} {limit}", rule, ptr, [
                     *subject, (False, words + "its contains schema, got "), (True, matches)])
 
-    def _val_string(self, fn: _Function, ind: int, node: Mapping[str, Any], loc: _Loc, v: str,
+    def _val_string(self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
                     ptr: _Pointer, rule: str) -> None:
         subject = ptr.subject()
         if "minLength" in node:
             n = self.schema._count(node, "minLength", loc)
             # A code point takes one or two UTF-16 units: only lengths in between need counting.
             test = f"{v}.length < {n} || ({v}.length < {2 * n} && strlen({v}) < {n})"
-            words = f" must be at least {_plural(n, 'character', 'characters')} long, got "
+            words = f" must be at least {plural(n, 'character', 'characters')} long, got "
             self._if_error(fn, ind, test, rule, ptr,
                            [*subject, (False, words), (True, f"strlen({v})")])
         if "maxLength" in node:
             n = self.schema._count(node, "maxLength", loc)
-            words = f" must be at most {_plural(n, 'character', 'characters')} long, got "
+            words = f" must be at most {plural(n, 'character', 'characters')} long, got "
             self._if_error(fn, ind, f"{v}.length > {n} && strlen({v}) > {n}", rule, ptr,
                            [*subject, (False, words), (True, f"strlen({v})")])
         if "pattern" in node:
             pattern = node["pattern"]
             self._if_error(fn, ind, f"!{self._regex(pattern, loc)}.test({v})", rule, ptr,
-                           [*subject, (False, f" must match the pattern {_shorten(pattern)}")])
+                           [*subject, (False, f" must match the pattern {shorten(pattern)}")])
 
-    def _val_number(self, fn: _Function, ind: int, node: Mapping[str, Any], loc: _Loc, v: str,
+    def _val_number(self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
                     ptr: _Pointer, rule: str) -> None:
         subject = ptr.subject()
         for key, fails, holds in _COMPARISONS:
@@ -646,10 +591,10 @@ class _TypeScriptCompiler:
 
     # ---- functions and the module ------------------------------------------------------------
 
-    def _body(self, yes_no: bool, node: object, loc: _Loc, ptr: _Pointer, rule: str) -> list[str]:
+    def _body(self, yes_no: bool, node: object, loc: Loc, ptr: _Pointer, rule: str) -> list[str]:
         """The statements checking `x` against a node: pushing its errors, or returning false
         at the first one."""
-        fn = _Function()
+        fn = Function()
         self.yes_no = yes_no
         try:
             self._val(fn, 1, node, loc, "x", ptr, rule)
@@ -657,7 +602,7 @@ class _TypeScriptCompiler:
             self.yes_no = False
         return fn.lines
 
-    def _helper_source(self, helper: _Helper) -> list[str]:
+    def _helper_source(self, helper: Helper) -> list[str]:
         if helper.mode == "is":
             self.expanding.append(helper.loc)
             try:
@@ -674,7 +619,7 @@ class _TypeScriptCompiler:
 
     def _public(self, root: ValidatorRoot) -> list[str]:
         try:
-            node, loc = self.schema.index.resolve(root.schema_id, _Loc(root.schema_id, ""))
+            node, loc = self.schema.index.resolve(root.schema_id, Loc(root.schema_id, ""))
         except SchemaCompileError:
             raise SchemaCompileError(
                 root.schema_id, "", "no schema has this $id (roots name a schema by $id)"

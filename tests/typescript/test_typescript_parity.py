@@ -56,22 +56,26 @@ def example_cases() -> list[Case]:
 
 
 def fuzz_cases(count: int) -> list[Case]:
-    """The fuzz test's mutated examples, the same `count` of them on every run."""
+    """The fuzz test's cases, the same `count` of them on every run: its mutated examples with
+    its decoder options (limits, tools, lifecycle and validation on or off); the TypeScript
+    decoder makes no typed events, and strict mode has a test of its own."""
     path = ROOT / "tests" / "fuzz" / "test_fuzz_decoder.py"
     spec = importlib.util.spec_from_file_location("fuzz_mutations", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    bodies: list[bytes] = []
+    cases: list[Case] = []
 
     @settings(max_examples=count, derandomize=True, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck), deadline=None)
-    @given(module.mutated())
-    def collect(body: bytes) -> None:
-        bodies.append(body)
+    @given(module.mutated(), module.OPTIONS)
+    def collect(body: bytes, options: dict[str, Any]) -> None:
+        options = {key: list(value) if isinstance(value, tuple) else value
+                   for key, value in options.items() if key not in ("typed", "strict")}
+        cases.append((f"mutation {len(cases)} with {options}", body, options))
 
     collect()
-    return [(f"mutation {i}", body, {}) for i, body in enumerate(bodies)]
+    return cases
 
 
 def python_verdict(body: bytes, options: dict[str, Any]) -> dict[str, Any]:
@@ -146,6 +150,49 @@ def test_every_mutated_example_gets_the_same_verdict() -> None:
     cases = fuzz_cases(FUZZ_CASES)
     found = disagreements(cases, [[0], [1], [3, 11, 256]], python_verdict)
     assert not found, f"{len(found)} of {len(cases)} disagree, the first: {found[:2]}"
+
+
+def _tool_call_in_fragments(arguments: str, fragments: list[str], late: int = 0) -> bytes:
+    """A stream of one tool call sent as `fragments`, then whole with `arguments`, then `late`
+    more fragments in its block."""
+    call = {"index": 0, "id": "call_1", "name": "get_weather"}
+    events: list[dict[str, Any]] = [
+        {"type": "stream.start", "model": "m", "created": 1749292800},
+        *({"type": "tool.call.delta", **(call if i == 0 else {"index": 0}), "arguments": piece}
+          for i, piece in enumerate(fragments)),
+        {"type": "tool.call", **call, "arguments": arguments},
+        *({"type": "tool.call.delta", "index": 0, "arguments": "}"} for _ in range(late)),
+        {"type": "content.stop", "index": 0, "stop_reason": "tool_use"},
+        {"type": "usage", "input_tokens": 9, "output_tokens": 9},
+        {"type": "stream.end"},
+    ]
+    return b"".join(encode_event({"v": "1.0", "seq": seq, **event})
+                    for seq, event in enumerate(events))
+
+
+def test_long_and_late_fragments_get_the_same_verdict() -> None:
+    """Fragments whose text runs past what the TypeScript decoder keeps as text, and is hashed
+    from there on: joined right, joined wrong at the end or at the start, and followed by more
+    fragments after the call they build (which the hot path must leave to the general one)."""
+    text = "caf\u00e9 \U0001F600 " * 8000
+    arguments = json.dumps({"note": text}, ensure_ascii=False)
+    pieces = [arguments[i:i + 7000] for i in range(0, len(arguments), 7000)]
+    wrong_last = [*pieces[:-1], pieces[-1][:-1] + " "]
+    cases: list[Case] = [
+        ("long fragments that add up", _tool_call_in_fragments(arguments, pieces), {}),
+        ("one fragment that runs past the text kept",
+         _tool_call_in_fragments(arguments, [arguments]), {}),
+        ("long fragments wrong at the end", _tool_call_in_fragments(arguments, wrong_last), {}),
+        ("long fragments wrong at the start",
+         _tool_call_in_fragments(arguments, ["[", *pieces[1:]]), {}),
+        ("fragments after their tool call", _tool_call_in_fragments(arguments, pieces, 2), {}),
+    ]
+    assert len(arguments) > 3 * (1 << 14)
+    found = disagreements(cases, [[0], [4096]], python_verdict)
+    assert not found, found[:2]
+    rules = [python_verdict(body, {})["diagnostics"] for _, body, _ in cases]
+    assert rules[:2] == [[], []]
+    assert all(diagnostics for diagnostics in rules[2:])
 
 
 def _events(examples: list[Case]) -> list[list[dict[str, Any]]]:

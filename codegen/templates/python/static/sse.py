@@ -245,6 +245,34 @@ class SSEDecoder:
         self._retry = None
         return n + 1
 
+    def whole_data(self, data: bytes) -> bytes | None:
+        """The data of a chunk that is exactly one event of one ``data:`` line and a blank line,
+        in LF line ends, between events and within the limits; else None. It is the commonest
+        chunk of the streams whose events have no type (OpenAI Chat Completions', Gemini's), as
+        ``whole_event``'s is of the others: nothing changes until ``took_whole_data``."""
+        if (
+            self._irregular
+            or self._tail
+            or self._lines >= self._start
+            or len(data) > self._fast_max
+            or data[:6] != b"data: "
+            or data[-2:] != b"\n\n"
+        ):
+            return None
+        payload = data[6:-2]
+        if b"\n" in payload or b"\r" in payload:
+            return None
+        return payload
+
+    def took_whole_data(self) -> int:
+        """Account for the event ``whole_data`` found, which the caller took; returns the line
+        the event starts on."""
+        n = self._lines
+        self._lines = n + 2
+        self._start = n + 3
+        self._retry = None
+        return n + 1
+
     def _feed_split(self, data: bytes) -> list[Fields]:
         """Feed a chunk that continues or leaves an unterminated line, is large, or comes in an
         irregular state."""

@@ -38,25 +38,30 @@ export interface DecoderOptions {
 }
 
 type Json = Record<string, unknown>;
+/** One check of life.FIELD_CHECKS: (check, field, rule). */
+type FieldCheck = readonly [string, string, string];
 
-/** What the decoder knows of an open block whose events change no state but seq: their type,
- * and the check of their schema when the decoder validates. */
+/** What the decoder knows of an open block whose events change no state but seq (and, for
+ * fragments, the join of their text): their type, the check of their schema when the decoder
+ * validates, and the join their fragments go to. */
 interface Steady {
     readonly kind: string;
     readonly check: ((instance: unknown) => boolean) | null;
+    readonly joining: Joining | null;
 }
-
-/** Block event types whose repetition in an open block changes no state but seq. */
-const STEADY_KINDS: ReadonlySet<string> = new Set(
-    [...life.PLACES].filter(([kind, place]) => place === "block" && life.BLOCK_KINDS.has(kind)
-        && !life.PER_BLOCK.has(kind) && !life.CLOSES_WITH.has(kind) && !life.FIELD_CHECKS.has(kind)
-        && !life.EXPECTED.has(kind) && !life.COMPLETES_BLOCK.has(kind) && !life.FRAGMENTS.has(kind))
-        .map(([kind]) => kind),
-);
 
 /** The event types that fragments build, and the type of those fragments. */
 const BUILT_BY: ReadonlyMap<string, string> = new Map(
     [...life.FRAGMENTS].map(([kind, fragments]) => [fragments.event, kind]),
+);
+
+/** Block event types whose repetition in an open block changes no state but seq, or for
+ * fragments no state but seq and the join of their block's fragments. */
+const STEADY_KINDS: ReadonlySet<string> = new Set(
+    [...life.PLACES].filter(([kind, place]) => place === "block" && life.BLOCK_KINDS.has(kind)
+        && !life.PER_BLOCK.has(kind) && !life.CLOSES_WITH.has(kind) && !life.FIELD_CHECKS.has(kind)
+        && !life.EXPECTED.has(kind) && !life.COMPLETES_BLOCK.has(kind) && !BUILT_BY.has(kind))
+        .map(([kind]) => kind),
 );
 
 const NOT_PARSED = Symbol("not parsed");
@@ -76,10 +81,16 @@ function quoted(value: unknown): string {
 
 const encoder = new TextEncoder();
 
-/** The fragments of one block so far, as a hash of their text joined: the memory a block takes
- * stays the same however long its fragments run. */
+/** How many UTF-16 units of a block's fragments are kept as text before they are hashed. */
+const JOIN_KEPT = 1 << 14;
+
+/** The fragments of one block so far: their text joined while it is short, and once it is
+ * longer, a hash of it, so that the memory a block takes stays bounded however long its
+ * fragments run. Comparing the text is the hash's verdict without the hashing, which is most of
+ * the work on tool calls streamed as fragments. */
 class Joining {
-    private hash: Sha256 | null = new Sha256();
+    private text: string | null = "";
+    private hash: Sha256 | null = null;
 
     constructor(
         readonly kind: string,
@@ -89,16 +100,26 @@ class Joining {
 
     add(fragment: unknown): void {
         if (typeof fragment !== "string") {
-            this.hash = null; // its schema error is reported: the join is unknowable
-        } else {
-            this.hash?.update(encoder.encode(fragment));
+            this.text = null; // its schema error is reported: the join is unknowable
+            this.hash = null;
+        } else if (this.hash !== null) {
+            this.hash.update(encoder.encode(fragment));
+        } else if (this.text !== null) {
+            this.text += fragment;
+            if (this.text.length > JOIN_KEPT) {
+                this.hash = new Sha256().update(encoder.encode(this.text));
+                this.text = "";
+            }
         }
     }
 
     /** Whether the fragments joined are `whole`; true when that cannot be known. */
     addsUpTo(whole: unknown): boolean {
-        if (this.hash === null || typeof whole !== "string") {
+        if (this.text === null || typeof whole !== "string") {
             return true;
+        }
+        if (this.hash === null) {
+            return this.text === whole;
         }
         return this.hash.hexDigest() === new Sha256().update(encoder.encode(whole)).hexDigest();
     }
@@ -119,6 +140,8 @@ export class Decoder {
     private readonly errors: (instance: unknown) => SchemaError[];
     private readonly validates: boolean;
     private readonly sse: SSEDecoder;
+    /** The SSE events of the chunk at hand, one array for every chunk. */
+    private readonly sseEvents: SSEEvent[] = [];
     private state = life.STREAM_INITIAL;
     private first = true;
     private expectedSeq = 0;
@@ -130,11 +153,14 @@ export class Decoder {
     private floats: ReadonlySet<string> = new Set();
     private readonly blocks = new Map<number, string>();
     private readonly blockKinds = new Map<number, string>();
-    private readonly blockCounts = new Map<string, number>();
+    /** Event type limited per block: how many each block holds. */
+    private readonly blockCounts = new Map<string, Map<number, number>>();
     private readonly counts = new Map<string, number>();
-    private readonly seen = new Map<string, Set<unknown>>();
-    private readonly lastValue = new Map<string, number>();
-    private readonly closesWith = new Map<number, readonly [string, string]>();
+    /** The state of the field checks that remember, by the check (an entry of FIELD_CHECKS). */
+    private readonly seen = new Map<FieldCheck, Set<unknown>>();
+    private readonly lastValue = new Map<FieldCheck, number>();
+    /** Block index: the event type whose stop_reason its content.stop must carry. */
+    private readonly closesWith = new Map<number, string>();
     /** Block index: the event that completed it. */
     private readonly completed = new Map<number, string>();
     /** Block index: its fragments so far. */
@@ -161,7 +187,9 @@ export class Decoder {
         if (this.closed) {
             throw new Error("feed() after close()");
         }
-        return this.events(this.sse.feed(chunk));
+        const sseEvents = this.sseEvents;
+        sseEvents.length = 0;
+        return this.events(this.sse.feed(chunk, sseEvents));
     }
 
     /** End of body: report an unfinished stream and return any last events. */
@@ -265,6 +293,7 @@ export class Decoder {
                             && event.v === life.ENVELOPE_VERSION && expected > 1 && expected <= life.SEQ_MAX
                             && (steady.check === null || steady.check(event))) {
                             this.expectedSeq = expected + 1;
+                            steady.joining?.add(member(event, steady.joining.of.field));
                             out.push(event as DecodedEvent);
                             continue;
                         }
@@ -421,8 +450,11 @@ export class Decoder {
         if (place === "block" || place === "block-end") {
             this.block(obj, kind, place, line);
         }
-        for (const [check, field, rule] of life.FIELD_CHECKS.get(kind) ?? []) {
-            this.fieldCheck(check, kind, field, member(obj, field), rule, line);
+        const checks = life.FIELD_CHECKS.get(kind);
+        if (checks !== undefined) {
+            for (const entry of checks) {
+                this.fieldCheck(entry, kind, member(obj, entry[1]), line);
+            }
         }
         if (target === life.STREAM_FINAL) {
             this.atEnd(line);
@@ -461,23 +493,34 @@ export class Decoder {
                     this.inOrder(obj, kind, index, line);
                 }
             }
-            const key = `${index} ${kind}`;
-            const count = (this.blockCounts.get(key) ?? 0) + 1;
-            this.blockCounts.set(key, count);
             const limit = life.PER_BLOCK.get(kind);
-            if (limit !== undefined && count > limit) {
-                this.report(life.BLOCK_KIND_RULE, line, `block ${index} holds ${count} ${kind} events, at most ${limit}`);
+            if (limit !== undefined) {
+                let counts = this.blockCounts.get(kind);
+                if (counts === undefined) {
+                    counts = new Map();
+                    this.blockCounts.set(kind, counts);
+                }
+                const count = (counts.get(index) ?? 0) + 1;
+                counts.set(index, count);
+                if (count > limit) {
+                    this.report(life.BLOCK_KIND_RULE, line, `block ${index} holds ${count} ${kind} events, at most ${limit}`);
+                }
             }
-            const wanted = life.CLOSES_WITH.get(kind);
-            if (wanted !== undefined) {
-                this.closesWith.set(index, [kind, wanted]);
+            if (life.CLOSES_WITH.has(kind)) {
+                this.closesWith.set(index, kind);
             } else if (STEADY_KINDS.has(kind) && established === blockKind && !this.completed.has(index)
                 && life.STREAM_TRANSITIONS.get(this.state)?.get("block") === this.state) {
-                this.steady.set(index, { kind, check: this.validates ? EVENT_CHECKS.get(kind) ?? null : null });
+                // Fragments, only while their join is open and the event they build has not come.
+                const joining = life.FRAGMENTS.has(kind) ? this.joining.get(index) ?? null : null;
+                if (joining !== null ? !this.built.has(index) : !life.FRAGMENTS.has(kind)) {
+                    const check = this.validates ? EVENT_CHECKS.get(kind) ?? null : null;
+                    this.steady.set(index, { kind, check, joining });
+                }
             }
         } else {
             const reason = member(obj, "stop_reason");
-            const [holder, wanted] = this.closesWith.get(index) ?? ["", reason];
+            const holder = this.closesWith.get(index);
+            const wanted = holder === undefined ? reason : life.CLOSES_WITH.get(holder);
             if (!jsonEqual(reason ?? null, wanted ?? null)) {
                 this.report(life.CLOSES_WITH_RULE, line, `block ${index} holds a ${holder}, so it closes `
                     + `with stop_reason ${quoted(wanted)}, not ${quoted(reason)}`);
@@ -534,6 +577,7 @@ export class Decoder {
     /** The event that the fragments of its block, if any, add up to. */
     private build(obj: Json, kind: string, index: number, line: number): void {
         this.built.add(index);
+        this.steady.delete(index); // its fragments are over
         const joining = this.joining.get(index);
         if (joining === undefined) {
             return;
@@ -552,7 +596,8 @@ export class Decoder {
         }
     }
 
-    private fieldCheck(check: string, kind: string, field: string, value: unknown, rule: string, line: number): void {
+    private fieldCheck(entry: FieldCheck, kind: string, value: unknown, line: number): void {
+        const [check, field, rule] = entry;
         if (check === "json-text") {
             if (typeof value === "string") {
                 try {
@@ -562,11 +607,10 @@ export class Decoder {
                 }
             }
         } else if (check === "unique") {
-            const key = `${kind} ${field}`;
-            let seen = this.seen.get(key);
+            let seen = this.seen.get(entry);
             if (seen === undefined) {
                 seen = new Set();
-                this.seen.set(key, seen);
+                this.seen.set(entry, seen);
             }
             if (typeof value === "string" || this.isInt(value, field)) {
                 if (seen.has(value)) {
@@ -586,12 +630,11 @@ export class Decoder {
                 this.report(rule, line, `${kind} ${found}, but should echo the request's ${field} ${quoted(wanted)}`);
             }
         } else if (check === "non-decreasing" && this.isInt(value, field)) {
-            const key = `${kind} ${field}`;
-            const last = this.lastValue.get(key);
+            const last = this.lastValue.get(entry);
             if (last !== undefined && value < last) {
                 this.report(rule, line, `${kind} ${field} fell from ${last} to ${value}; usage events carry running totals`);
             }
-            this.lastValue.set(key, value);
+            this.lastValue.set(entry, value);
         }
     }
 

@@ -62,7 +62,11 @@ export function jsonEqual(one: unknown, two: unknown): boolean {
     return false;
 }
 
-const FLOAT_HINT = /\d[.eE]/;
+/** Found in the text of every JSON number written with an exponent, or with a fraction (which a
+ * number ends after: `,`, `}`, `]` or white space), and so in every text that has one; not in
+ * the usual envelope, whose only dot is in `"v":"1.0"`. */
+const FLOAT_HINT = /\d[eE][+-]?\d|\.\d+[eE,}\]\s]/;
+const NO_MEMBERS: ReadonlySet<string> = new Set();
 
 function skipSpace(text: string, at: number): number {
     while (at < text.length && " \t\r\n".includes(text.charAt(at))) {
@@ -110,10 +114,10 @@ function valueEnd(text: string, at: number): number {
  * `text` must be JSON that JSON.parse read as an object.
  */
 export function floatMembers(text: string): ReadonlySet<string> {
-    const found = new Set<string>();
     if (!FLOAT_HINT.test(text)) {
-        return found;
+        return NO_MEMBERS;
     }
+    const found = new Set<string>();
     let at = skipSpace(text, 0) + 1;
     for (;;) {
         at = skipSpace(text, at);

@@ -10,7 +10,10 @@
  *
  * A chunk's complete lines are decoded in one call and, when they are valid UTF-8 and short
  * enough that no limit can be reached, read as text; only otherwise are they taken one by one as
- * bytes. The bytes of an unterminated last line wait for the next chunk.
+ * bytes. The bytes of an unterminated last line wait in a buffer of the decoder's own, and so
+ * do the lines of an event whose blank line has not come (when they hold no CR), as the Python
+ * layer holds them back: the next chunk's lines are copied after them, so that an event cut
+ * anywhere is still decoded in one call and read whole.
  */
 
 import type { Diagnostic, Severity } from "./diagnostics.js";
@@ -45,16 +48,10 @@ const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
-function concat(parts: readonly Uint8Array[]): Uint8Array {
-    if (parts.length === 1) {
-        return parts[0];
-    }
-    const joined = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-    let at = 0;
-    for (const part of parts) {
-        joined.set(part, at);
-        at += part.length;
-    }
+function concat(one: Uint8Array, two: Uint8Array): Uint8Array {
+    const joined = new Uint8Array(one.length + two.length);
+    joined.set(one);
+    joined.set(two, one.length);
     return joined;
 }
 
@@ -96,9 +93,11 @@ export class SSEDecoder {
     /** Length so far of an over-long line being skipped, -1 when there is none. */
     private overlong = -1;
     private overlongComment = false;
-    /** The unterminated last line, as the pieces it arrived in. */
-    private tail: Uint8Array[] = [];
-    private tailLength = 0;
+    /** The bytes held back, the first `held` of `buffer`: `pending` bytes of complete lines,
+     * with no CR and no blank line, then the unterminated last line. */
+    private buffer = EMPTY;
+    private held = 0;
+    private pending = 0;
     /** Lines completed so far. */
     private lines = 0;
     // WHATWG's buffers, and what the limits and diagnostics need to know about them.
@@ -116,8 +115,9 @@ export class SSEDecoder {
     private spoiled = false;
     /** The last long run of lines read as text was ASCII. */
     private ascii = true;
-    /** Used only as a stream (see `decode`). */
-    private streaming = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+    /** Used only as a stream (see `decode`), and made when first needed: a short stream never
+     * needs the converter it holds. */
+    private streaming: TextDecoder | null = null;
 
     constructor(limits: SSELimits = {}) {
         this.maxLine = limits.maxLineBytes ?? 1 << 20;
@@ -125,13 +125,13 @@ export class SSEDecoder {
         this.fastMax = Math.min(this.maxLine, this.maxEvent + 1);
     }
 
-    /** Take the next chunk of the body; return the events it completes. */
-    feed(chunk: Uint8Array): SSEEvent[] {
+    /** Take the next chunk of the body; return the events it completes, added to `events` when
+     * given (so that a caller that takes them at once can use one array throughout). */
+    feed(chunk: Uint8Array, events: SSEEvent[] = []): SSEEvent[] {
         if (this.closed) {
             throw new Error("SSEDecoder.feed() called after close()");
         }
-        const events: SSEEvent[] = [];
-        if (this.head === null && !this.skipLF && this.overlong < 0 && this.tail.length === 0
+        if (this.head === null && !this.skipLF && this.overlong < 0 && this.held === 0
             && chunk[chunk.length - 1] === LF && chunk.length <= SLICE) {
             this.apply(chunk, events); // the commonest chunk: whole lines
             return events;
@@ -149,13 +149,18 @@ export class SSEDecoder {
         }
         this.closed = true;
         if (this.head !== null && this.head.length > 0) {
-            this.tail = [this.head];
+            this.append(this.head);
         }
         if (this.overlong >= 0) {
             this.endOverlong();
-        } else if (this.tail.length > 0) {
-            // WHATWG drops an unterminated line unread; it is read only to report on it.
-            this.checkedLine(concat(this.tail), this.lines + 1);
+        } else {
+            if (this.pending > 0) {
+                this.apply(this.buffer.subarray(0, this.pending), []); // no blank line: no event
+            }
+            if (this.held > this.pending) {
+                // WHATWG drops an unterminated line unread; it is read only to report on it.
+                this.checkedLine(this.buffer.subarray(this.pending, this.held), this.lines + 1);
+            }
         }
         if (!this.spoiled && (this.data.length > 0 || this.type !== "")) {
             this.report(
@@ -171,7 +176,7 @@ export class SSEDecoder {
 
     private feedSlice(data: Uint8Array, events: SSEEvent[]): void {
         if (this.head !== null) {
-            data = concat([this.head, data]);
+            data = this.head.length === 0 ? data : concat(this.head, data);
             if (data.length < 3 && data.every((byte, i) => byte === BOM[i])) {
                 this.head = data;
                 return;
@@ -197,7 +202,7 @@ export class SSEDecoder {
         }
         if (end < 0) {
             if (data.length > 0) {
-                this.hold(data);
+                this.hold(data, events);
             }
             return;
         }
@@ -206,23 +211,59 @@ export class SSEDecoder {
         if (rest.length === 0 && data[end] === CR) {
             this.skipLF = true;
         }
-        if (this.tail.length > 0) {
-            // The held start of a line ends in this chunk: only that line is joined.
-            let first = lineEnd(region, 0);
-            if (region[first] === CR && region[first + 1] === LF) {
-                first += 1;
+        let now = region.length;
+        if (region.indexOf(CR) < 0) {
+            now = this.eventEnd(region);
+            if (this.held + region.length - now > SLICE) {
+                now = region.length;
             }
-            this.tail.push(region.subarray(0, first + 1));
-            const line = concat(this.tail);
-            this.tail = [];
-            this.tailLength = 0;
-            this.apply(line, events);
-            region = region.subarray(first + 1);
+        }
+        const later = region.subarray(now);
+        region = region.subarray(0, now);
+        if (region.length > 0) {
+            if (this.held > 0) {
+                // The lines held back are read with those of this chunk.
+                this.append(region);
+                region = this.buffer.subarray(0, this.held);
+                this.held = 0;
+                this.pending = 0;
+            }
+            this.apply(region, events);
+            if (this.buffer.length > 2 * SLICE) {
+                this.buffer = EMPTY; // after a long line, not kept for the short ones
+            }
+        }
+        if (later.length > 0) {
+            this.append(later);
+            this.pending = this.held;
         }
         if (rest.length > 0) {
-            this.hold(rest);
+            this.hold(rest, events);
         }
-        this.apply(region, events);
+    }
+
+    /** Where the lines of `region` (complete, with no CR) that finish an event end: just after
+     * the LF of its last blank line, or 0 when it has none. */
+    private eventEnd(region: Uint8Array): number {
+        for (let i = region.length - 1; i >= 0; i = i > 0 ? region.lastIndexOf(LF, i - 1) : -1) {
+            // Before the region is a line end, or the start of the body, unless a line is held.
+            if (i > 0 ? region[i - 1] === LF : this.held === this.pending) {
+                return i + 1;
+            }
+        }
+        return 0;
+    }
+
+    /** Add bytes after those held, in a buffer that grows as needed. */
+    private append(bytes: Uint8Array): void {
+        const needed = this.held + bytes.length;
+        if (needed > this.buffer.length) {
+            const grown = new Uint8Array(Math.max(needed, 2 * this.buffer.length, 256));
+            grown.set(this.buffer.subarray(0, this.held));
+            this.buffer = grown;
+        }
+        this.buffer.set(bytes, this.held);
+        this.held = needed;
     }
 
     /** Apply complete lines: as text when they are UTF-8 and short enough that no limit can be
@@ -247,10 +288,15 @@ export class SSEDecoder {
         const stream = long && !this.ascii;
         let text: string;
         try {
-            text = stream ? this.streaming.decode(region, { stream: true }) : strict.decode(region);
+            if (stream) {
+                this.streaming ??= new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+                text = this.streaming.decode(region, { stream: true });
+            } else {
+                text = strict.decode(region);
+            }
         } catch {
             if (stream) {
-                this.streaming = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+                this.streaming = null;
             }
             return null;
         }
@@ -260,15 +306,20 @@ export class SSEDecoder {
         return text;
     }
 
-    /** Keep the start of an unterminated line, or start skipping it if it is too long. */
-    private hold(data: Uint8Array): void {
-        this.tail.push(data);
-        this.tailLength += data.length;
-        if (this.tailLength > this.maxLine) {
-            this.overlong = this.tailLength;
-            this.overlongComment = this.tail[0][0] === COLON;
-            this.tail = [];
-            this.tailLength = 0;
+    /** Keep the start of an unterminated line, or start skipping it if it is too long (after
+     * reading the lines held back before it). */
+    private hold(data: Uint8Array, events: SSEEvent[]): void {
+        const length = this.held - this.pending + data.length;
+        if (length > this.maxLine) {
+            if (this.pending > 0) {
+                this.apply(this.buffer.subarray(0, this.pending), events);
+            }
+            this.overlong = length;
+            this.overlongComment = (this.held > this.pending ? this.buffer[this.pending] : data[0]) === COLON;
+            this.held = 0;
+            this.pending = 0;
+        } else {
+            this.append(data);
         }
     }
 

@@ -29,16 +29,16 @@ class AnthropicTranslator(StreamTranslator):
         self._inputs: dict[object, Any] = {}
 
     def on_event(self, kind: str, data: str) -> None:
+        if kind != "ping":  # a keep-alive, whatever its data
+            super().on_event(kind, data)
+
+    def on_json(self, kind: str, event: Any) -> None:
         if kind == "ping":
             return
-        event = self.parse(data)
-        if event is None:
-            return
-        if not isinstance(event, dict):
+        if type(event) is not dict:
             self.refuse("an Anthropic Messages event is not a JSON object")
             return
-        kind = kind or str(event.get("type", ""))
-        handler = _HANDLERS.get(kind)
+        handler = _HANDLERS.get(kind or str(event.get("type", "")))
         if handler is not None:
             handler(self, event)
 
@@ -72,7 +72,7 @@ class AnthropicTranslator(StreamTranslator):
 
     def _block_delta(self, event: dict[str, Any]) -> None:
         index, delta = event.get("index"), event.get("delta")
-        if not isinstance(delta, dict) or self._kinds.get(index) == _SKIPPED:
+        if type(delta) is not dict or self._kinds.get(index) == _SKIPPED:
             return
         kind = delta.get("type")
         if kind == "text_delta":

@@ -16,7 +16,6 @@ from ..cli import UsageError, _chunks, _open, _print, _skip_http_head
 from ..decoder import Decoder
 from ..diagnostics import Diagnostic, Severity
 from .openai_chat_writer import OpenAIChatWriter
-from .stream import encode_events
 from .tables import FORMATS
 
 WRITERS = ("openai-chat",)
@@ -61,8 +60,8 @@ def run(args: argparse.Namespace) -> int:
                                            request_id=args.request_id, choice=args.choice)
             body, offset = _body(args.path)
             for chunk in body:
-                _write(encode_events(translator.feed(chunk)))
-            _write(encode_events(translator.close()))
+                _write(translator.feed_encoded(chunk))
+            _write(translator.close_encoded())
             diagnostics = translator.diagnostics
         else:
             writer = OpenAIChatWriter(model=args.model, created=args.created)

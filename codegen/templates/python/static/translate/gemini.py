@@ -27,6 +27,7 @@ def gemini_call_id(response_id: str, position: int, name: str, arguments: str) -
 class GeminiTranslator(StreamTranslator):
     format = "gemini"
     title = "Gemini"
+    event_lines = False
 
     def __init__(self, *, model: str | None = None, request_id: str | None = None,
                  created: int | None = None, choice: int | None = None) -> None:
@@ -36,11 +37,8 @@ class GeminiTranslator(StreamTranslator):
         self._run: tuple[str, int] = ("", 0)  # the kind of the block the last part went to
         self._calls = 0
 
-    def on_event(self, kind: str, data: str) -> None:
-        chunk = self.parse(data)
-        if chunk is None:
-            return
-        if not isinstance(chunk, dict):
+    def on_json(self, kind: str, chunk: Any) -> None:
+        if type(chunk) is not dict:
             self.refuse("a Gemini chunk is not a JSON object")
             return
         error = chunk.get("error")
@@ -48,20 +46,26 @@ class GeminiTranslator(StreamTranslator):
             error = error if isinstance(error, dict) else {"message": str(error)}
             self.vendor_error(error.get("status"), error.get("message"))
             return
-        if isinstance(chunk.get("responseId"), str):
-            self._response_id = chunk["responseId"]
-        self.start(chunk.get("modelVersion"))
-        if chunk.get("usageMetadata") is not None:
-            self.usage(chunk["usageMetadata"])
+        response_id = chunk.get("responseId")
+        if type(response_id) is str:
+            self._response_id = response_id
+        if not self._started:
+            self.start(chunk.get("modelVersion"))
+        usage = chunk.get("usageMetadata")
+        if usage is not None:
+            self.usage(usage)
         feedback = chunk.get("promptFeedback")
         if isinstance(feedback, dict) and feedback.get("blockReason"):
             reason = str(feedback["blockReason"])
             self.fail("content_filtered", f"Gemini blocked the prompt: {reason}", reason)
             return
         candidates = chunk.get("candidates")
-        for candidate in candidates if isinstance(candidates, list) else ():
-            if isinstance(candidate, dict) and self._wanted(candidate.get("index", 0)):
-                self._candidate(candidate)
+        if type(candidates) is list:
+            for candidate in candidates:
+                if type(candidate) is dict:
+                    index = candidate.get("index", 0)
+                    if (index == 0 and self._choice is None) or self._wanted(index):
+                        self._candidate(candidate)
 
     def at_body_end(self) -> None:
         if self.finished:
@@ -81,12 +85,18 @@ class GeminiTranslator(StreamTranslator):
 
     def _candidate(self, candidate: dict[str, Any]) -> None:
         content = candidate.get("content")
-        parts = content.get("parts") if isinstance(content, dict) else None
-        for part in parts if isinstance(parts, list) else ():
-            if isinstance(part, dict):
-                self._part(part)
-        if candidate.get("finishReason") is not None:
-            self.finish(candidate["finishReason"])
+        parts = content.get("parts") if type(content) is dict else None
+        if type(parts) is list:
+            for part in parts:
+                if type(part) is dict:
+                    if len(part) == 1 and "text" in part:  # the usual part, as _part reads it
+                        run = self._run
+                        self.text(run if run[0] == TEXT else self._key(TEXT), part["text"])
+                    else:
+                        self._part(part)
+        reason = candidate.get("finishReason")
+        if reason is not None:
+            self.finish(reason)
 
     def _part(self, part: dict[str, Any]) -> None:
         """One part. Its thoughtSignature signs the reasoning right before the part: the part's
@@ -97,12 +107,14 @@ class GeminiTranslator(StreamTranslator):
             self.reasoning(self._key(REASONING), part.get("text"))
             self._sign(signature)
             return
-        self._sign(signature)
+        if signature is not None:
+            self._sign(signature)
         call = part.get("functionCall")
-        if isinstance(call, dict):
+        if type(call) is dict:
             self._function_call(call)
         elif "text" in part:
-            self.text(self._key(TEXT), part.get("text"))
+            run = self._run
+            self.text(run if run[0] == TEXT else self._key(TEXT), part["text"])
 
     def _sign(self, signature: object) -> None:
         if signature is None:

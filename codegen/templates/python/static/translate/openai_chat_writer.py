@@ -5,7 +5,8 @@ calls in OpenAI's delta shape (index, id, type and function.name on the first fr
 function.arguments fragments), one finish chunk with the mapped finish_reason, a usage chunk
 with `choices: []` only when the counts are known, an error as a final chunk `{"error": {...}}`,
 and always `data: [DONE]` last. Reasoning text goes in delta.reasoning_content, as compatible
-gateways send it; a reasoning signature has no place in a chunk.
+gateways send it, and a reasoning block's signature in delta.reasoning_details as a
+`reasoning.encrypted` detail, so that a client can send it back (D-OPENAI-CHAT-REASONING).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ class OpenAIChatWriter:
         self._error: tuple[str, str] | None = None  # (code, message), sent last
         self._calls: dict[int, int] = {}  # block index -> tool call index
         self._streamed: set[int] = set()  # blocks whose arguments went out as fragments
+        self._signatures = 0  # reasoning details written so far
 
     def write(self, events: Iterable[Mapping[str, Any] | BaseModel]) -> bytes:
         """The chunks of `events` (envelope dicts or the decoder's typed events)."""
@@ -109,6 +111,15 @@ class OpenAIChatWriter:
         text = delta.get("text") if isinstance(delta, Mapping) else None
         if isinstance(text, str) and text:
             self._chunk(out, {"reasoning_content": text})
+
+    def _signature(self, event: Mapping[str, Any], out: list[bytes]) -> None:
+        self._ensure_started({}, out)
+        signature = event.get("signature")
+        if isinstance(signature, str) and signature:
+            detail = {"type": "reasoning.encrypted", "index": self._signatures,
+                      "data": signature}
+            self._signatures += 1
+            self._chunk(out, {"reasoning_details": [detail]})
 
     def _call_index(self, block: int) -> int:
         return self._calls.setdefault(block, len(self._calls))
@@ -173,6 +184,7 @@ _HANDLERS = {
     "stream.start": OpenAIChatWriter._start,
     "content.delta": OpenAIChatWriter._content,
     "reasoning.delta": OpenAIChatWriter._reasoning,
+    "reasoning.signature": OpenAIChatWriter._signature,
     "tool.call.delta": OpenAIChatWriter._call_delta,
     "tool.call": OpenAIChatWriter._call,
     "content.stop": OpenAIChatWriter._stop,
@@ -180,5 +192,4 @@ _HANDLERS = {
     "error": OpenAIChatWriter._error_event,
     "stream.end": OpenAIChatWriter._end,
 }
-"""What each event type becomes; others (reasoning.signature, unregistered types) have no
-place in a chunk."""
+"""What each event type becomes; others (unregistered types) have no place in a chunk."""

@@ -26,11 +26,8 @@ class OpenAIResponsesTranslator(StreamTranslator):
         self._summaries: dict[object, object] = {}
         self._reasoned: set[object] = set()
 
-    def on_event(self, kind: str, data: str) -> None:
-        event = self.parse(data)
-        if event is None:
-            return
-        if not isinstance(event, dict):
+    def on_json(self, kind: str, event: Any) -> None:
+        if type(event) is not dict:
             self.refuse("an OpenAI Responses event is not a JSON object")
             return
         handler = _HANDLERS.get(kind or str(event.get("type", "")))

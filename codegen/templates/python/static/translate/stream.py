@@ -57,13 +57,23 @@ class _Block:
     signed: bool = False
 
 
+def encode_event(event: Mapping[str, Any]) -> bytes:
+    """One event as it goes on the wire: the same bytes as `llm_stream.encode_event` gives,
+    made by pydantic-core's serializer, several times faster than the json module's."""
+    kind: str = event["type"]
+    return b"event: " + kind.encode() + b"\ndata: " + to_json(event) + b"\n\n"
+
+
 def encode_events(events: Iterable[Mapping[str, Any]]) -> bytes:
-    """The events as they go on the wire: the same bytes as `llm_stream.encode_event` gives
-    each, made by pydantic-core's serializer, several times faster than the json module's."""
-    return b"".join([
-        b"event: " + event["type"].encode() + b"\ndata: " + to_json(event) + b"\n\n"
-        for event in events
-    ])
+    """The events as they go on the wire, each as `encode_event` writes it."""
+    return b"".join([encode_event(event) for event in events])
+
+
+_TEXT_DELTA = (b'event: content.delta\ndata: {"v":' + to_json(SPEC_VERSION)
+               + b',"seq":%d,"type":"content.delta","index":%d,"role":"assistant",'
+               b'"delta":{"text":%b}}\n\n')
+"""A text delta as `encode_event` writes the translator's dict of it, around seq, index and
+the text's JSON: the commonest event, framed without building the dict."""
 
 
 def compact_json(value: Any) -> str:
@@ -82,10 +92,21 @@ def _is_json(text: str) -> bool:
 class StreamTranslator:
     """Vendor SSE bytes in with `feed`, LLM-Stream events (envelope dicts, seq assigned) out;
     `close` ends the stream, with error truncated when the vendor stream was cut. Sans-IO:
-    any chunking of the same bytes gives the same events."""
+    any chunking of the same bytes gives the same events. `feed_encoded` and `close_encoded`
+    give the same events as bytes, as `encode_events` writes them, at less cost: what a gateway
+    sends on.
+
+    A chunk that is one whole vendor event of the usual shape (an `event:` line where the
+    format names its events, one `data:` line of a JSON object, a blank line: what a server that
+    flushes every event sends) is taken from its bytes, without the SSE layer's general path
+    (`SSEDecoder.whole_event`, `whole_data`)."""
 
     format: ClassVar[str]
     title: ClassVar[str]
+    event_lines: ClassVar[bool] = True
+    """Whether the format names its events in `event:` lines, which the fast path expects."""
+    done: ClassVar[str | None] = None
+    """The data of the format's terminal event where that is not JSON (`[DONE]`)."""
 
     def __init__(self, *, model: str | None = None, request_id: str | None = None,
                  created: int | None = None) -> None:
@@ -94,7 +115,8 @@ class StreamTranslator:
         self._model = model
         self._request_id = request_id
         self._created = created
-        self._out: list[dict[str, Any]] = []
+        self._out: list[Any] = []
+        self._encode = False  # the events of this feed go out as bytes (feed_encoded)
         self._seq = 0
         self._line = 0
         self._started = False
@@ -126,7 +148,53 @@ class StreamTranslator:
 
     def feed(self, data: bytes) -> list[dict[str, Any]]:
         """Take the next chunk of the vendor body; return the events it completes."""
+        self._encode = False
+        return self._feed(data)
+
+    def close(self) -> list[dict[str, Any]]:
+        """End the vendor body; return the last events, stream.end always among them."""
+        self._encode = False
+        return self._close()
+
+    def feed_encoded(self, data: bytes) -> bytes:
+        """As `feed`, the events encoded: `encode_events(feed(data))`."""
+        self._encode = True
+        return b"".join(self._feed(data))
+
+    def close_encoded(self) -> bytes:
+        """As `close`, the events encoded: `encode_events(close())`."""
+        self._encode = True
+        return b"".join(self._close())
+
+    def _feed(self, data: bytes) -> list[Any]:
         out = self._out = []
+        if self._ended:
+            self._sse.feed_fields(data)
+            return out
+        sse = self._sse
+        if self.event_lines:
+            whole = sse.whole_event(data)
+            if whole is not None and whole[0][:7] == b"event: ":
+                try:
+                    kind = whole[0][7:].decode() or "message"
+                    parsed = from_json(whole[1], allow_inf_nan=False)
+                except ValueError:
+                    pass  # the general path reads it, and reports what is wrong with it
+                else:
+                    self._line = sse.took_whole_event()
+                    self.on_json(kind, parsed)
+                    return out
+        else:
+            payload = sse.whole_data(data)
+            if payload is not None and payload[:1] == b"{":
+                try:
+                    parsed = from_json(payload, allow_inf_nan=False)
+                except ValueError:
+                    pass
+                else:
+                    self._line = sse.took_whole_data()
+                    self.on_json("message", parsed)
+                    return out
         for kind, text, _, _, line in self._sse.feed_fields(data):
             if self._ended:
                 break
@@ -134,8 +202,7 @@ class StreamTranslator:
             self.on_event(kind, text)
         return out
 
-    def close(self) -> list[dict[str, Any]]:
-        """End the vendor body; return the last events, stream.end always among them."""
+    def _close(self) -> list[Any]:
         out = self._out = []
         self._sse.close()
         if not self._ended:
@@ -145,7 +212,21 @@ class StreamTranslator:
     # -- for the vendor modules ------------------------------------------------------------------
 
     def on_event(self, kind: str, data: str) -> None:
-        """One SSE event of the vendor stream: `kind` is its event: field, `data` its data."""
+        """One SSE event of the vendor stream: `kind` is its event: field, `data` its data.
+        A format whose events need more than their JSON (a `ping`) reads it here."""
+        if data == self.done:
+            self.end()
+            return
+        try:
+            parsed = from_json(data, allow_inf_nan=False)
+        except ValueError:
+            parsed = self.parse(data)
+            if parsed is None:
+                return
+        self.on_json(kind, parsed)
+
+    def on_json(self, kind: str, event: Any) -> None:
+        """One vendor event whose data is JSON, parsed."""
         raise NotImplementedError
 
     def at_body_end(self) -> None:
@@ -198,8 +279,12 @@ class StreamTranslator:
             block = self._block(key, TEXT)
         elif self._ended:
             return
-        self._out.append({"v": SPEC_VERSION, "seq": self._seq, "type": "content.delta",
-                          "index": block.index, "role": "assistant", "delta": {"text": text}})
+        if self._encode:
+            self._out.append(_TEXT_DELTA % (self._seq, block.index, to_json(text)))
+        else:
+            self._out.append({"v": SPEC_VERSION, "seq": self._seq, "type": "content.delta",
+                              "index": block.index, "role": "assistant",
+                              "delta": {"text": text}})
         self._seq += 1
 
     def reasoning(self, key: Hashable, text: object) -> None:
@@ -380,7 +465,8 @@ class StreamTranslator:
         return block
 
     def _emit(self, kind: str, fields: dict[str, Any]) -> None:
-        self._out.append({"v": SPEC_VERSION, "seq": self._seq, "type": kind, **fields})
+        event = {"v": SPEC_VERSION, "seq": self._seq, "type": kind, **fields}
+        self._out.append(encode_event(event) if self._encode else event)
         self._seq += 1
 
     def _stream_end(self) -> None:
