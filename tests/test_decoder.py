@@ -603,6 +603,103 @@ def test_the_hot_paths_decide_as_the_general_path_does(
         assert found == general[1]
 
 
+ARGUMENT_TEXTS = st.sampled_from(['{"city":"Vienna"}', '{"a":[1,2.5,null]}', "[]", "{", "",
+                                  '"caf\u00e9"', '{"a":1}x', "NaN", "null"])
+
+
+@st.composite
+def block_events(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
+    """The events of one content block, as a conforming stream has them, without seq."""
+    kind = draw(st.sampled_from(["text", "reasoning", "call", "fragments"]))
+    events: list[dict[str, Any]] = []
+    if kind in ("text", "reasoning"):
+        for _ in range(draw(st.integers(1, 4))):
+            events.append({"type": f"{'content' if kind == 'text' else 'reasoning'}.delta",
+                           "index": index, "delta": {"text": draw(TEXTS)},
+                           **({"role": "assistant"} if kind == "text" else {})})
+        if kind == "reasoning" and draw(st.booleans()):
+            events.append({"type": "reasoning.signature", "index": index, "signature": "c2ln"})
+        reason = "end_turn"
+    else:
+        name = draw(st.sampled_from(["get_weather", "get_weather", "other"]))
+        call_id = draw(st.sampled_from([f"call_{index}", "call_0"]))
+        arguments = draw(ARGUMENT_TEXTS)
+        if kind == "fragments":
+            cut = draw(st.integers(0, len(arguments)))
+            for n, piece in enumerate([arguments[:cut], arguments[cut:]]):
+                carried = {"id": call_id, "name": name} if n == 0 else {}
+                events.append({"type": "tool.call.delta", "index": index, **carried,
+                               "arguments": piece})
+        if kind == "call" or draw(st.integers(0, 5)):
+            events.append({"type": "tool.call", "index": index, "id": call_id, "name": name,
+                           "arguments": arguments})
+        reason = "tool_use"
+    events.append({"type": "content.stop", "index": index,
+                   "stop_reason": draw(st.sampled_from([reason] * 5 + ["max_tokens"]))})
+    return events
+
+
+@st.composite
+def near_conforming_bodies(draw: st.DrawFn) -> bytes:
+    """A stream of text, reasoning and tool call blocks with running usage, as servers send
+    them, with now and then one thing wrong: most events take the quick or the hot path."""
+    events: list[dict[str, Any]] = [{"type": "stream.start", "model": "m", "created": 1}]
+    tokens = 0
+    for index in range(draw(st.integers(0, 4))):
+        events.extend(draw(block_events(index)))
+        if draw(st.booleans()):
+            tokens += draw(st.integers(-1, 3))
+            events.append({"type": "usage", "input_tokens": 3, "output_tokens": tokens})
+    if draw(st.integers(0, 3)):
+        events.append({"type": "usage", "input_tokens": 3, "output_tokens": tokens + 1})
+    if draw(st.integers(0, 5)):
+        events.append({"type": "stream.end"})
+    if draw(st.booleans()):  # one thing wrong
+        at = draw(st.integers(0, len(events) - 1))
+        how = draw(st.sampled_from(["drop", "repeat", "again", "move", "null", "index", "error",
+                                    "extra"]))
+        if how == "drop":
+            del events[at]
+        elif how == "repeat":
+            events.insert(at, dict(events[at]))
+        elif how == "again":  # the same event but for its id
+            events.insert(at, {**events[at], "id": "another"})
+        elif how == "move":
+            events.insert(draw(st.integers(at, len(events))), events.pop(at))
+        elif how == "null":
+            events[at] = {**events[at], draw(st.sampled_from(
+                ["vendor_stop_reason", "id", "name", "stop_reason", "index"])): None}
+        elif how == "index":
+            events[at] = {**events[at], "index": draw(st.sampled_from([0, 1, 7, -1, "0", 1.0]))}
+        elif how == "error":
+            events.insert(at, {"type": "error", "code": "overloaded", "message": "m"})
+        else:
+            events[at] = {**events[at], "vendor:x": draw(TEXTS)}
+    first = draw(st.sampled_from([0] * 5 + [-3, 9007199254740990]))  # seq from its start
+    objects = [{"v": "1.0", "seq": first + seq, **event} for seq, event in enumerate(events)]
+    if objects and draw(st.integers(0, 3)) == 0:  # a seq out of order
+        objects[draw(st.integers(0, len(objects) - 1))]["seq"] = draw(st.integers(-1, 9))
+    return stream(*objects)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=near_conforming_bodies(), data=st.data(), options=st.sampled_from(
+    [{}, {"typed": False}, {"typed": False, "validate": False}, {"strict": True},
+     {"tools": ["get_weather"]}, {"typed": False, "tools": []}]))
+def test_the_quick_path_decides_as_the_general_path_does(
+    body: bytes, data: st.DataObject, options: dict[str, Any]
+) -> None:
+    """Events that do not continue an open block take the quick path, whole chunk or not;
+    near-conforming streams of every block kind, one thing wrong or none, give the events and
+    diagnostics of checking every event in full, in any chunking."""
+    general = feed_cut(body, [], general=True, **options)
+    cuts = data.draw(st.lists(st.integers(1, max(len(body) - 1, 1)), max_size=12))
+    for cutting in ([], event_ends(body), list(range(0, len(body), 64)), cuts):
+        events, found = feed_cut(body, cutting, **options)
+        assert normal(events) == normal(general[0])
+        assert found == general[1], f"cuts at {cutting}"
+
+
 @pytest.mark.parametrize(("field", "value"), [
     ("seq", True), ("seq", False), ("seq", 1.0), ("seq", "1"), ("v", "2.0"), ("v", 1.0),
     ("v", None), ("type", "content.delta ")])
@@ -639,6 +736,92 @@ def test_every_reasoning_delta_after_the_signature_is_reported() -> None:
             assert [(d.rule, d.line) for d in found if d.rule != "LS-USAGE-2"] == [
                 ("LS-REASON-3", 13), ("LS-REASON-3", 16)]
             assert len(events) == 8
+
+
+def fragment(seq: int, arguments: str, index: int = 0, **carried: Any) -> dict[str, Any]:
+    return {"v": "1.0", "seq": seq, "type": "tool.call.delta", "index": index, **carried,
+            "arguments": arguments}
+
+
+ARGUMENTS = '{"city":"Vienna"}'
+FIRST_FRAGMENT = {"id": "c1", "name": "get_weather"}
+ONE_RULE_BROKEN = {  # each body breaks one rule the quick path checks before changing anything
+    # (but the first, a cut the rule allows)
+    "fragments cut off at max_tokens": stream(
+        start(), fragment(1, "{", **FIRST_FRAGMENT), stop(2, reason="max_tokens"), usage(3),
+        end(4)),
+    "reasoning after its signature": stream(
+        start(), reasoning(1, "a"), {"v": "1.0", "seq": 2, "type": "reasoning.signature",
+                                     "index": 0, "signature": "c2ln"},
+        reasoning(3, "b"), stop(4), usage(5), end(6)),
+    "a fragment after its tool.call": stream(
+        start(), fragment(1, "{", **FIRST_FRAGMENT), call(2, "get_weather"),
+        fragment(3, "}", **FIRST_FRAGMENT), stop(4, reason="tool_use"), usage(5), end(6)),
+    "two tool.calls in a block": stream(
+        start(), call(1, "get_weather"), {**call(2, "get_weather"), "id": "c2"},
+        stop(3, reason="tool_use"), usage(4), end(5)),
+    "text in a tool call's block": stream(
+        start(), call(1, "get_weather"), delta(2, "a"), stop(3, reason="tool_use"), usage(4),
+        end(5)),
+    "fragments that do not add up": stream(
+        start(), fragment(1, '{"city":', **FIRST_FRAGMENT), fragment(2, '"Paris"}'),
+        call(3, "get_weather"), stop(4, reason="tool_use"), usage(5), end(6)),
+    "fragments that carry another id": stream(
+        start(), fragment(1, ARGUMENTS, id="c9", name="get_weather"), call(2, "get_weather"),
+        stop(3, reason="tool_use"), usage(4), end(5)),
+    "a first fragment without its name": stream(
+        start(), fragment(1, ARGUMENTS, id="c1"), call(2, "get_weather"),
+        stop(3, reason="tool_use"), usage(4), end(5)),
+    "fragments cut off at end_turn": stream(
+        start(), fragment(1, "{", **FIRST_FRAGMENT), stop(2, reason="tool_use"), usage(3),
+        end(4)),
+    "a tool call's block stopped at end_turn": stream(
+        start(), call(1, "get_weather"), stop(2), usage(3), end(4)),
+    "a block stopped twice": stream(start(), delta(1, "a"), stop(2), stop(3), usage(4), end(5)),
+    "content after its block's stop": stream(
+        start(), delta(1, "a"), stop(2), delta(3, "b"), usage(4), end(5)),
+    "usage falling": stream(start(), usage(1, 3, 5), usage(2, 3, 4), end(3)),
+    "no usage": stream(start(), delta(1, "a"), stop(2), end(3)),
+    "a block left open": stream(start(), delta(1, "a"), usage(2), end(3)),
+    "a block left open after an error": stream(
+        start(), delta(1, "a"), {"v": "1.0", "seq": 2, "type": "error", "code": "overloaded",
+                                 "message": "m"}, usage(3), end(4)),
+    "an event after stream.end": stream(start(), usage(1), end(2), usage(3)),
+    "a second stream.start": stream(start(), start(1), usage(2), end(3)),
+    "a tool call id used twice": stream(
+        start(), call(1, "get_weather"), stop(2, reason="tool_use"),
+        call(3, "get_weather", index=1), stop(4, 1, "tool_use"), usage(5), end(6)),
+    "an undeclared tool": stream(
+        start(), call(1, "other"), stop(2, reason="tool_use"), usage(3), end(4)),
+    "arguments that are not JSON": stream(
+        start(), {**call(1, "get_weather"), "arguments": "{"}, stop(2, reason="tool_use"),
+        usage(3), end(4)),
+    "arguments nested deeper than pydantic-core reads": stream(
+        start(), {**call(1, "get_weather"), "arguments": "[" * 300 + "]" * 300},
+        stop(2, reason="tool_use"), usage(3), end(4)),
+    "a null vendor_stop_reason": stream(
+        start(), delta(1, "null"), {**stop(2), "vendor_stop_reason": None}, usage(3), end(4)),
+    "a request_id not echoed": stream(start(request_id="r2"), usage(1), end(2)),
+    "an event: line naming another type": stream(start(), delta(1, "a"))
+    + sse("content.delta", stop(2)) + stream(usage(3), end(4)),
+    "another version": stream(start(), {**usage(1), "v": "2.0"}, end(2)),
+    "a seq that starts below zero": stream(
+        {**start(), "seq": -2}, {**delta(0, "a"), "seq": -1}, {**stop(0), "seq": 0}, usage(1),
+        end(2)),
+}
+
+
+@pytest.mark.parametrize("body", ONE_RULE_BROKEN.values(), ids=list(ONE_RULE_BROKEN))
+def test_the_quick_path_leaves_every_broken_rule_to_the_general_path(body: bytes) -> None:
+    """One rule broken, in every mode, whole and one event a chunk: the events and the
+    diagnostics of checking every event in full."""
+    for options in ({"tools": ["get_weather"], "request_metadata": {"request_id": "r1"}},
+                    {"typed": False, "tools": ["get_weather"]},
+                    {"typed": False, "validate": False}, {"strict": True}):
+        general = feed_cut(body, [], general=True, **options)
+        for cuts in ([], event_ends(body)):
+            events, found = feed_cut(body, cuts, **options)
+            assert normal(events) == normal(general[0]) and found == general[1]
 
 
 STREAM_EXAMPLES = [entry for entry in MANIFEST if entry["kind"] == "stream"]
@@ -763,10 +946,27 @@ def test_strict_mode_keeps_the_events_decoded_before_the_error() -> None:
     assert [event.seq for event in raised.value.events] == [0, 1, 2, 3, 4]
 
 
+def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
+    """The quick path (`Decoder._quick`) checks what the general path checks and changes what
+    it changes, all in one place; state added to the decoder must be weighed there (read if a
+    check reads it, changed as the general path changes it), or the quick path would skip it."""
+    weighed = {
+        # configuration
+        "typed", "_typed", "strict", "tools", "request_metadata", "lifecycle", "_validates",
+        "_is_valid", "_errors", "_sse",
+        # what the general path reads or changes, and so the quick path too
+        "diagnostics", "_state", "_first", "_expected_seq", "_last_line", "_pending", "_blocks",
+        "_block_kinds", "_block_counts", "_counts", "_seen", "_last_value", "_closes_with",
+        "_completed", "_joining", "_built", "_steady", "_failed", "_closed",
+    }
+    assert set(vars(Decoder())) == weighed
+
+
 def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() -> None:
     """An event continues a block on the hot paths only when its type has none of the
     lifecycle's per-type constraints (`decoder._STEADY_KINDS`); a table added to lifecycle.py
-    must be weighed there, or the hot paths would skip what it checks."""
+    must be weighed there, or the hot paths would skip what it checks, and in the quick path's
+    plan of each type (`decoder._Plan`), which reads every one of them."""
     from llm_stream import lifecycle
 
     tables = {

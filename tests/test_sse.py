@@ -648,8 +648,14 @@ FIRST = b"event: s\ndata: 0\n\n"
     b"event: a\ndata: \n\n",
 ])
 def test_whole_event_finds_the_usual_shape_in_any_line_ends(chunk: bytes) -> None:
+    assert SSEDecoder().whole_event(BOM + chunk) is None  # a BOM is for feed to take off
+    nothing_yet = SSEDecoder()
+    assert nothing_yet.whole_event(b"") is None  # nor does an empty chunk settle it
+    assert nothing_yet.whole_event(BOM + chunk) is None
+    first = SSEDecoder()  # a body that does not begin with a byte of a BOM has none
+    assert first.whole_event(chunk) == (b"event: a", chunk.splitlines()[1][6:])
+    assert first.took_whole_event() == 1
     decoder = SSEDecoder()
-    assert decoder.whole_event(chunk) is None  # a BOM may yet come
     assert decoder.feed(FIRST) == [ev("0", "s")]
     line, data = decoder.whole_event(chunk) or (b"", b"")
     assert (line, data) == (b"event: a", chunk.splitlines()[1][6:])

@@ -26,9 +26,27 @@ from typing import Any, ClassVar, Final
 
 from .ts_literals import pascal, template, ts_literal, ts_property
 from .ts_patterns import PatternError, ecmascript_pattern
-from .validator_code import Function, Helper, Part, Ptr, json_text, plural, shorten, type_words
+from .validator_code import (
+    Constants,
+    Function,
+    Helper,
+    Helpers,
+    Part,
+    Ptr,
+    json_text,
+    plural,
+    shorten,
+    type_words,
+)
 from .validator_compiler import Compiler, ValidatorRoot
-from .validator_core import ANNOTATION_KEYWORDS, GROUPS, MAX_DISCRIMINATED_BRANCHES, group_guard
+from .validator_core import (
+    ANNOTATION_KEYWORDS,
+    GROUPS,
+    group_guard,
+    regular_expression,
+    rule_of,
+    singled_out,
+)
 from .validator_index import Loc, SchemaCompileError
 
 __all__ = ["RUNTIME_MODULE", "compile_typescript_validators"]
@@ -103,11 +121,9 @@ class _TypeScriptCompiler:
         self.schema = Compiler(schemas, roots)
         """The Python compiler, as the reader of the schemas: resolution, checks, names."""
         self.roots = list(roots)
-        self.constants: dict[str, str] = {}  # code -> name
-        self.constant_lines: list[str] = []
-        self.constant_count: dict[str, int] = {}
-        self.helpers: dict[tuple[str, Loc], Helper] = {}
-        self.pending: list[Helper] = []
+        self.constants = Constants(lambda name, annotation, code:
+                                   f"const {name}: {annotation} = {code};")
+        self.helpers = Helpers(self.schema._helper_name)
         self.yes_no = False
         """Emitting the yes/no check: each error returns false, and a $ref is inlined."""
         self.expanding: list[Loc] = []
@@ -115,48 +131,24 @@ class _TypeScriptCompiler:
 
     # ---- constants and helpers ----------------------------------------------------------------
 
-    def _constant(self, kind: str, code: str, annotation: str) -> str:
-        name = self.constants.get(code)
-        if name is None:
-            n = self.constant_count.get(kind, 0) + 1
-            self.constant_count[kind] = n
-            name = f"{kind}_{n}"
-            self.constants[code] = name
-            self.constant_lines.append(f"const {name}: {annotation} = {code};")
-        return name
-
     def _regex(self, pattern: object, loc: Loc) -> str:
-        if not isinstance(pattern, str):
-            raise loc.fail(f"a pattern must be a string, got {pattern!r}")
+        pattern = regular_expression(pattern, loc)
         try:
-            re.compile(pattern)
             source = ecmascript_pattern(pattern)
-        except re.error as error:
-            raise loc.fail(f"pattern {pattern!r} is not a regular expression: {error}") from None
         except PatternError as error:
             raise loc.fail(f"pattern {pattern!r} has no ECMAScript equivalent: {error}") from None
-        return self._constant("PATTERN", f'new RegExp({ts_literal(source)}, "u")', "RegExp")
+        return self.constants.name("PATTERN", f'new RegExp({ts_literal(source)}, "u")', "RegExp")
 
     def _json(self, kind: str, value: object, loc: Loc) -> str:
         try:
             text = json.dumps(value, ensure_ascii=False, allow_nan=False)
         except (TypeError, ValueError):
             raise loc.fail(f"{value!r} is not a JSON value") from None
-        return self._constant(kind, f"JSON.parse({ts_literal(text)})", "unknown")
+        return self.constants.name(kind, f"JSON.parse({ts_literal(text)})", "unknown")
 
     def _names(self, values: Sequence[str]) -> str:
         items = ", ".join(ts_literal(s) for s in sorted(set(values)))
-        return self._constant("NAMES", f"new Set([{items}])", "ReadonlySet<unknown>")
-
-    def _helper(self, mode: str, node: object, loc: Loc) -> Helper:
-        key = (mode, loc)
-        helper = self.helpers.get(key)
-        if helper is None:
-            takes_rule = mode == "val" and not (isinstance(node, Mapping) and "x-rule" in node)
-            helper = Helper(self.schema._helper_name(mode, loc), mode, node, loc, takes_rule)
-            self.helpers[key] = helper
-            self.pending.append(helper)
-        return helper
+        return self.constants.name("NAMES", f"new Set([{items}])", "ReadonlySet<unknown>")
 
     def _call(self, fn: Function, ind: int, node: object, loc: Loc, v: str, ptr: _Pointer,
               rule: str) -> None:
@@ -173,12 +165,12 @@ class _TypeScriptCompiler:
             finally:
                 self.expanding.pop()
             return
-        helper = self._helper("val", node, loc)
+        helper = self.helpers.get("val", node, loc)
         args = [v, ptr.code(), "errors", *([rule] if helper.takes_rule else [])]
         fn.emit(ind, f"{helper.name}({', '.join(args)});")
 
     def _is_call(self, node: object, loc: Loc, v: str) -> str:
-        return f"{self._helper('is', node, loc).name}({v})"
+        return f"{self.helpers.get('is', node, loc).name}({v})"
 
     # ---- emitting ----------------------------------------------------------------------------
 
@@ -204,12 +196,6 @@ class _TypeScriptCompiler:
         self._error(fn, ind + 1, rule, ptr, message)
         fn.emit(ind, "}")
 
-    @staticmethod
-    def _rule_of(node: object, inherited: str) -> str:
-        if isinstance(node, Mapping) and isinstance(node.get("x-rule"), str):
-            return ts_literal(node["x-rule"])
-        return inherited
-
     def _const_test(self, value: object, v: str, loc: Loc, *, negate: bool) -> str:
         """A TypeScript expression true when `v` equals (negate: differs from) a JSON value."""
         if value is None or isinstance(value, bool | str | int | float):
@@ -231,15 +217,12 @@ class _TypeScriptCompiler:
 
     def _val(self, fn: Function, ind: int, node: object, loc: Loc, v: str, ptr: _Pointer,
              rule: str) -> None:
-        if node is True:
+        node = self.schema._schema(node, loc)
+        if isinstance(node, bool):
+            if not node:
+                self._error(fn, ind, rule, ptr, [*ptr.subject(), (False, " is not allowed")])
             return
-        if node is False or not isinstance(node, Mapping):
-            if node is not False:
-                raise loc.fail(f"a schema must be an object or a boolean, got {node!r}")
-            self._error(fn, ind, rule, ptr, [*ptr.subject(), (False, " is not allowed")])
-            return
-        self.schema._check(node, loc)
-        rule = self._rule_of(node, rule)
+        rule = rule_of(node, rule, ts_literal)
         subject = ptr.subject()
         types = self.schema._types(node, loc)
         done: set[str] = set()
@@ -385,13 +368,9 @@ class _TypeScriptCompiler:
         tests = [self._looks_like(sub, sub_loc, v) for sub, sub_loc in branches]
         names = [fn.var("c") if test else "" for test in tests]
         chosen: list[tuple[str, int]] = []
-        if len(branches) <= MAX_DISCRIMINATED_BRANCHES:
-            for i, test in enumerate(tests):
-                others = [names[j] for j in range(len(tests)) if j != i]
-                if not all(others) or test in tests[:i] + tests[i + 1:]:
-                    continue
-                rest = f"!({' || '.join(others)})"
-                chosen.append((f"{names[i]} && {rest}" if test else rest, i))
+        for i, others in singled_out(tests, names):
+            rest = f"!({' || '.join(others)})"
+            chosen.append((f"{names[i]} && {rest}" if tests[i] else rest, i))
         if not chosen:
             self._error(fn, ind, rule, ptr, message)
             return
@@ -408,18 +387,14 @@ class _TypeScriptCompiler:
 
     def _looks_like(self, node: object, loc: Loc, v: str) -> str | None:
         """A cheap test that `v` is meant for this branch, or None if nothing tells."""
-        types, consts = self.schema._shape(node, loc, 0)
-        tests = []
-        if types is not None:
-            tests.append(type_test(types, v, negate=False))
-        if consts:
-            if types != ["object"]:
-                tests.append(f"isObject({v})")
-            for name, value, required in consts:
-                value_test = f"{_member(v, name)} === {ts_literal(value)}"
-                if not required:
-                    value_test = f"({_member(v, name)} === undefined || {value_test})"
-                tests.append(value_test)
+
+        def member_is(name: str, value: str, required: bool) -> str:
+            test = f"{_member(v, name)} === {ts_literal(value)}"
+            return test if required else f"({_member(v, name)} === undefined || {test})"
+
+        tests = self.schema._branch_tests(node, loc,
+                                          lambda types: type_test(types, v, negate=False),
+                                          f"isObject({v})", member_is)
         return " && ".join(tests) or None
 
     def _val_object(self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
@@ -436,13 +411,13 @@ class _TypeScriptCompiler:
                 fn.emit(ind, f"const {w} = {_member(v, name)};")
                 if name in required:
                     self._block(fn, ind, f"if ({w} !== undefined)", body, "} else {")
-                    self._error(fn, ind + 1, self._rule_of(sub, rule), member, missing)
+                    self._error(fn, ind + 1, rule_of(sub, rule, ts_literal), member, missing)
                     fn.emit(ind, "}")
                 else:
                     self._block(fn, ind, f"if ({w} !== undefined)", body)
             elif name in required:
                 self._if_error(fn, ind, f"{_member(v, name)} === undefined",
-                               self._rule_of(sub, rule), member, missing)
+                               rule_of(sub, rule, ts_literal), member, missing)
         known = {name for name, _, _ in props}
         for name in required:
             if name not in known:
@@ -486,7 +461,7 @@ class _TypeScriptCompiler:
                 message = [*member.parts, (False, " has a property name that is not allowed")]
                 inner = fn.capture(self._if_error, fn, ind + 1,
                                    f"!{self._is_call(names, names_loc, k)}",
-                                   self._rule_of(names, rule), member, message)
+                                   rule_of(names, rule, ts_literal), member, message)
                 self._block(fn, ind, f"for (const {k} of Object.keys({v}))", inner)
         for key, op, word in (("minProperties", "<", "at least"),
                               ("maxProperties", ">", "at most")):
@@ -647,15 +622,15 @@ class _TypeScriptCompiler:
     def module(self, appendix: str) -> str:
         public = [self._public(root) for root in self.roots]
         helpers: list[list[str]] = []
-        while self.pending:
-            helpers.append(self._helper_source(self.pending.pop(0)))
+        while self.helpers.pending:
+            helpers.append(self._helper_source(self.helpers.pending.pop(0)))
         code = "\n\n".join("\n".join(f) for f in public + helpers) + appendix
         used = [name for name in _RUNTIME_NAMES if re.search(rf"\b{name}\(", code)]
         imports = ['import type { SchemaError } from "./diagnostics.js";']
         if used:
             imports.append(f"import {{ {', '.join(used)} }} from {ts_literal(RUNTIME_MODULE)};")
         parts = ["\n".join(imports)]
-        if self.constant_lines:
-            parts.append("\n".join(self.constant_lines))
+        if self.constants.lines:
+            parts.append("\n".join(self.constants.lines))
         parts.append(code)
         return "\n\n".join(parts) + "\n"

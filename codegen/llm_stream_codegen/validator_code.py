@@ -267,13 +267,52 @@ class Function:
 
 
 @dataclass
+class Constants:
+    """The module constants of the generated code, one for each distinct code, named by kind and
+    number; `declare` writes a declaration from the name, the type annotation and the code."""
+
+    declare: Callable[[str, str, str], str]
+    prefix: str = ""
+    names: dict[str, str] = field(default_factory=dict)  # code -> name
+    counts: dict[str, int] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+
+    def name(self, kind: str, code: str, annotation: str = "") -> str:
+        name = self.names.get(code)
+        if name is None:
+            self.counts[kind] = self.counts.get(kind, 0) + 1
+            name = f"{self.prefix}{kind}_{self.counts[kind]}"
+            self.names[code] = name
+            self.lines.append(self.declare(name, annotation, code))
+        return name
+
+
+@dataclass
 class Helper:
     name: str
     mode: str  # "is" or "val"
     node: object
     loc: Loc
     takes_rule: bool
-    lines: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Helpers:
+    """The helper function of each mode and shared subschema, made on first use, and those whose
+    source is still to be written."""
+
+    name: Callable[[str, Loc], str]
+    made: dict[tuple[str, Loc], Helper] = field(default_factory=dict)
+    pending: list[Helper] = field(default_factory=list)
+
+    def get(self, mode: str, node: object, loc: Loc) -> Helper:
+        helper = self.made.get((mode, loc))
+        if helper is None:
+            takes_rule = mode == "val" and not (isinstance(node, Mapping) and "x-rule" in node)
+            helper = Helper(self.name(mode, loc), mode, node, loc, takes_rule)
+            self.made[mode, loc] = helper
+            self.pending.append(helper)
+        return helper
 
 
 def type_test(types: Sequence[str], v: str, *, negate: bool) -> str:

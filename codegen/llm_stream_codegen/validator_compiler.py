@@ -36,6 +36,7 @@ from .validator_arrays import ArrayKeywords
 from .validator_code import LINE_LENGTH, Function, Helper, Ptr, docstring, fit, lit
 from .validator_core import ANNOTATION_KEYWORDS, SUPPORTED_KEYWORDS, ValidatorRoot
 from .validator_index import Loc, SchemaCompileError
+from .validator_modes import Fast, Full
 from .validator_objects import ObjectKeywords
 from .validator_runtime import RUNTIME, RUNTIME_IMPORTS, uses
 from .validator_scalars import NumberKeywords, StringKeywords
@@ -71,7 +72,7 @@ class Compiler(ObjectKeywords, ArrayKeywords, StringKeywords, NumberKeywords):
         doc = docstring(str(helper.loc))
         if helper.mode == "is":
             header = [f"def {helper.name}(x: Any) -> bool:", f"    {doc}"]
-            self._is(fn, 1, helper.node, helper.loc, "x")
+            Fast(self, fn).visit(1, helper.node, helper.loc, "x", Ptr(), "")
             fn.emit(1, "return True")
             fn.lines = return_last_test(merge_nested_ifs(fn.lines))
         else:
@@ -81,7 +82,7 @@ class Compiler(ObjectKeywords, ArrayKeywords, StringKeywords, NumberKeywords):
                 params = f"x: Any, p: str, errors: list[SchemaError]{rule}"
                 head = f"def {helper.name}(\n    {params}\n) -> None:"
             header = [head, f"    {doc}"]
-            self._val(fn, 1, helper.node, helper.loc, "x", Ptr(((True, "p"),)), "rule")
+            Full(self, fn).visit(1, helper.node, helper.loc, "x", Ptr(((True, "p"),)), "rule")
             fn.lines = merge_nested_ifs(fn.lines)
         return header + fn.lines
 
@@ -105,14 +106,14 @@ class Compiler(ObjectKeywords, ArrayKeywords, StringKeywords, NumberKeywords):
             public.append(self._public_validate(root, node, loc))
             exported += [f"is_valid_{root.name}", f"validate_{root.name}"]
         helpers: list[list[str]] = []
-        while self.pending:
-            helpers.append(self._helper_source(self.pending.pop(0)))
+        while self.helpers.pending:
+            helpers.append(self._helper_source(self.helpers.pending.pop(0)))
         return self._assemble(public, helpers, exported)
 
     def _public_is(self, root: ValidatorRoot, node: object, loc: Loc) -> list[str]:
         fn = Function()
         fn.emit(1, "x: Any = instance")
-        self._is(fn, 1, node, loc, "x")
+        Fast(self, fn).visit(1, node, loc, "x", Ptr(), "")
         fn.emit(1, "return True")
         fn.lines = return_last_test(merge_nested_ifs(fn.lines))
         doc = docstring(f"True if instance is valid against {root.schema_id}.")
@@ -122,7 +123,7 @@ class Compiler(ObjectKeywords, ArrayKeywords, StringKeywords, NumberKeywords):
         fn = Function()
         fn.emit(1, "x: Any = instance")
         fn.emit(1, "errors: list[SchemaError] = []")
-        self._val(fn, 1, node, loc, "x", Ptr(), lit(root.default_rule))
+        Full(self, fn).visit(1, node, loc, "x", Ptr(), lit(root.default_rule))
         fn.emit(1, "return errors")
         fn.lines = merge_nested_ifs(fn.lines)
         doc = docstring(f"Every error of instance against {root.schema_id}.")
@@ -136,7 +137,7 @@ class Compiler(ObjectKeywords, ArrayKeywords, StringKeywords, NumberKeywords):
         self, public: list[list[str]], helpers: list[list[str]], exported: list[str]
     ) -> str:
         code = "\n\n\n".join("\n".join(f) for f in public + helpers)
-        constants = "\n".join(self.constant_lines)
+        constants = "\n".join(self.constants.lines)
         runtime: list[str] = []
         used_text = code + constants
         changed = True

@@ -15,12 +15,11 @@ from typing import Any, Final
 from .validator_code import (
     LINE_LENGTH,
     TYPE_NAMES,
+    Constants,
     Function,
-    Helper,
+    Helpers,
     Part,
     Ptr,
-    fstring,
-    fstring_lines,
     identifier,
     json_text,
     lit,
@@ -43,6 +42,7 @@ from .validator_index import (
     is_schema,
     unescape,
 )
+from .validator_modes import Mode
 
 
 @dataclass(frozen=True)
@@ -137,6 +137,27 @@ SUPPORTED_KEYWORDS: Final = frozenset(
 
 MAX_DISCRIMINATED_BRANCHES: Final = 12
 
+def rule_of(node: object, inherited: str, literal: Callable[[str], str] = lit) -> str:
+    """The rule of the errors a node finds, as a literal of the generated language: its own
+    x-rule, else the one it inherits."""
+    if isinstance(node, Mapping) and isinstance(node.get("x-rule"), str):
+        return literal(node["x-rule"])
+    return inherited
+
+
+def singled_out(tests: Sequence[str | None], names: Sequence[str]) -> list[tuple[int, list[str]]]:
+    """The alternatives of anyOf or oneOf a value that matches none can be told to have meant,
+    given each one's test of looking meant (None: nothing tells) and the names its result is
+    kept under: each with the names of the others' results, which must all be false."""
+    chosen = []
+    if len(tests) <= MAX_DISCRIMINATED_BRANCHES:
+        for i, test in enumerate(tests):
+            others = [names[j] for j in range(len(tests)) if j != i]
+            if all(others) and tests.count(test) == 1:
+                chosen.append((i, others))
+    return chosen
+
+
 Verdict = tuple[str, list[Part]]
 """The condition under which a check fails, and what its error says after the subject."""
 
@@ -192,6 +213,17 @@ def _enum(compiler: CompilerCore, node: Mapping[str, Any], loc: Loc, v: str) -> 
 VALUE_CHECKS: Final = (Check("const", _const), Check("enum", _enum))
 """The checks of every type of value, after the type's own."""
 
+def regular_expression(pattern: object, loc: Loc) -> str:
+    """A pattern keyword's value, refused unless it is a regular expression."""
+    if not isinstance(pattern, str):
+        raise loc.fail(f"a pattern must be a string, got {pattern!r}")
+    try:
+        re.compile(pattern)
+    except re.error as error:
+        raise loc.fail(f"pattern {pattern!r} is not a regular expression: {error}") from None
+    return pattern
+
+
 def group_guard(types: list[str] | None, group: str,
                 test: Callable[[list[str]], str]) -> str | None:
     """How the keywords of a type group (object, array, string, number) are guarded, given the
@@ -210,9 +242,8 @@ def group_guard(types: list[str] | None, group: str,
     return "" if types == [group] else test([group])
 
 
-Failure = Callable[[int, list[Part]], None]
-"""What a failed check emits at an indentation: `return False` in the fast path; in the full path
-an error whose message is the subject followed by the given parts."""
+def _declare(name: str, annotation: str, code: str) -> str:
+    return f"{name}: {annotation} = {code}" if annotation else f"{name} = {code}"
 
 
 class CompilerCore:
@@ -227,11 +258,8 @@ class CompilerCore:
         self.index = Index(schemas)
         self.roots = list(roots)
         self.extra_imports = frozenset(extra_imports)
-        self.constants: dict[str, str] = {}  # code -> name
-        self.constant_lines: list[str] = []
-        self.constant_count: dict[str, int] = {}
-        self.helpers: dict[tuple[str, Loc], Helper] = {}
-        self.pending: list[Helper] = []
+        self.constants = Constants(_declare, "_")
+        self.helpers = Helpers(self._helper_name)
         self.names: set[str] = set()
         self.labels = self._resource_labels()
 
@@ -271,24 +299,10 @@ class CompilerCore:
         return self._fresh(("_is_valid_" if mode == "is" else "_validate_") + slug)
 
     def _constant(self, kind: str, code_lines: list[str], annotation: str = "") -> str:
-        code = "\n".join(code_lines)
-        name = self.constants.get(code)
-        if name is None:
-            n = self.constant_count.get(kind, 0) + 1
-            self.constant_count[kind] = n
-            name = f"_{kind}_{n}"
-            self.constants[code] = name
-            typed = f"{name}: {annotation}" if annotation else name
-            self.constant_lines.append(f"{typed} = {code}")
-        return name
+        return self.constants.name(kind, "\n".join(code_lines), annotation)
 
     def _regex(self, pattern: object, loc: Loc) -> str:
-        if not isinstance(pattern, str):
-            raise loc.fail(f"a pattern must be a string, got {pattern!r}")
-        try:
-            re.compile(pattern)
-        except re.error as error:
-            raise loc.fail(f"pattern {pattern!r} is not a regular expression: {error}") from None
+        pattern = regular_expression(pattern, loc)
         return self._constant("PATTERN", [f"re.compile({pattern_lit(pattern)})"])
 
     def _search(self, pattern: object, loc: Loc, v: str, *, negate: bool) -> str:
@@ -308,23 +322,6 @@ class CompilerCore:
         lines += [f"        {lit(s)}," for s in items]
         lines += ["    }", ")"]
         return self._constant("NAMES", lines)
-
-    def _helper(self, mode: str, node: object, loc: Loc) -> Helper:
-        key = (mode, loc)
-        helper = self.helpers.get(key)
-        if helper is None:
-            takes_rule = mode == "val" and not (isinstance(node, Mapping) and "x-rule" in node)
-            helper = Helper(self._helper_name(mode, loc), mode, node, loc, takes_rule)
-            self.helpers[key] = helper
-            self.pending.append(helper)
-        return helper
-
-    def _call_val(self, node: object, loc: Loc, v: str, ptr: Ptr, rule: str) -> str:
-        helper = self._helper("val", node, loc)
-        args = [v, ptr.code(), "errors"]
-        if helper.takes_rule:
-            args.append(rule)
-        return f"{helper.name}({', '.join(args)})"
 
     # ---- keyword checks ----------------------------------------------------------------------
 
@@ -358,6 +355,15 @@ class CompilerCore:
             elif key in SCHEMA_LISTS and isinstance(value, list | tuple):
                 for i, sub in enumerate(value):
                     self._check_tree(sub, child_loc(loc, sub, key, i))
+
+    def _schema(self, node: object, loc: Loc) -> Mapping[str, Any] | bool:
+        """A subschema as it is compiled: a boolean, or an object whose keywords were checked."""
+        if isinstance(node, bool):
+            return node
+        if not isinstance(node, Mapping):
+            raise loc.fail(f"a schema must be an object or a boolean, got {node!r}")
+        self._check(node, loc)
+        return node
 
     def _sub(self, node: Mapping[str, Any], key: str, loc: Loc) -> tuple[object, Loc]:
         value = node[key]
@@ -550,50 +556,15 @@ class CompilerCore:
             fn.emit(ind + 1, tail.strip())
         fn.emit(ind, "):")
 
-    # ---- the full path: statements that append every error to ``errors`` -------------------
+    # ---- rules and the checks described once -------------------------------------------------
 
-    def _error(
-        self, fn: Function, ind: int, rule: str, ptr: Ptr, message: Sequence[Part]
-    ) -> None:
-        pointer = ptr.code()
-        line = f"errors.append(SchemaError({rule}, {pointer}, {fstring(message)}))"
-        if len(line) + 4 * ind <= LINE_LENGTH:
-            fn.emit(ind, line)
-            return
-        fn.emit(ind, "errors.append(")
-        fn.emit(ind + 1, "SchemaError(")
-        fn.emit(ind + 2, f"{rule},")
-        fn.emit(ind + 2, f"{pointer},")
-        lines = fstring_lines(message, LINE_LENGTH - 4 * (ind + 2) - 1)
-        for line in lines[:-1]:
-            fn.emit(ind + 2, line)
-        fn.emit(ind + 2, lines[-1] + ",")
-        fn.emit(ind + 1, ")")
-        fn.emit(ind, ")")
-
-    @staticmethod
-    def _rule_of(node: object, inherited: str) -> str:
-        if isinstance(node, Mapping) and isinstance(node.get("x-rule"), str):
-            return lit(node["x-rule"])
-        return inherited
-
-    # ---- checks described once, emitted in both modes ---------------------------------------
-
-    @staticmethod
-    def _returns_false(fn: Function) -> Failure:
-        return lambda ind, _message: fn.emit(ind, "return False")
-
-    def _reports(self, fn: Function, rule: str, ptr: Ptr) -> Failure:
-        subject = ptr.subject()
-        return lambda ind, message: self._error(fn, ind, rule, ptr, [*subject, *message])
-
-    def _emit_checks(self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
-                     checks: Sequence[Check], failed: Failure) -> None:
-        """The checks of `checks` that `node` has, in their order, in the mode of `failed`."""
+    def _emit_checks(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
+                     ptr: Ptr, rule: str, checks: Sequence[Check]) -> None:
+        """The checks of `checks` that `node` has, in their order, in `mode`."""
         for check in checks:
             if check.keyword in node:
                 verdict = check.fails(self, node, loc, v)
                 if verdict is not None:
                     condition, words = verdict
-                    fn.emit(ind, f"if {condition}:")
-                    failed(ind + 1, words)
+                    mode.fn.emit(ind, f"if {condition}:")
+                    mode.fail(ind + 1, rule, ptr, [*ptr.subject(), *words])

@@ -10,7 +10,6 @@ from typing import Any
 
 from .validator_code import (
     LINE_LENGTH,
-    Function,
     Part,
     Ptr,
     bare,
@@ -23,113 +22,98 @@ from .validator_code import (
 from .validator_core import (
     ANNOTATION_KEYWORDS,
     GROUPS,
-    MAX_DISCRIMINATED_BRANCHES,
     VALUE_CHECKS,
     CompilerCore,
+    rule_of,
+    singled_out,
 )
 from .validator_index import Loc, child_loc
+from .validator_modes import Mode
 from .validator_runtime import uses
 
 
 class GenericKeywords(CompilerCore):
     """The keywords of every type, and the dispatch to the families."""
 
-    # ---- the fast path: statements that return False unless v is valid --------------------
-
-    def _is(self, fn: Function, ind: int, node: object, loc: Loc, v: str) -> None:
-        if node is True:
+    def _node(self, mode: Mode, ind: int, node: object, loc: Loc, v: str, ptr: Ptr,
+              rule: str) -> None:
+        """The checks of the schema `node` on the value `v`, at `ptr`, in `mode`."""
+        node = self._schema(node, loc)
+        if isinstance(node, bool):
+            if not node:
+                mode.fail(ind, rule, ptr, [*ptr.subject(), (False, " is not allowed")])
             return
-        if node is False or not isinstance(node, Mapping):
-            if node is not False:
-                raise loc.fail(f"a schema must be an object or a boolean, got {node!r}")
-            fn.emit(ind, "return False")
-            return
-        self._check(node, loc)
+        fn = mode.fn
+        rule = rule_of(node, rule)
         types = self._types(node, loc)
-        if types == ["object"] and len(self._fetched(node, loc)) > 1:
-            # Members are fetched with v[key] in one try: a dict subclass is copied first, so
-            # that no __missing__ (defaultdict, Counter) answers for an absent member.
-            fn.emit(ind, f"if type({v}) is not dict:")
-            fn.emit(ind + 1, f"if not isinstance({v}, dict):")
-            fn.emit(ind + 2, "return False")
-            fn.emit(ind + 1, f"{v} = dict({v})  # so that no __missing__ answers for a member")
-        elif types is not None:
-            fn.emit(ind, f"if {type_test(types, v, negate=True)}:")
-            fn.emit(ind + 1, "return False")
-        self._emit_checks(fn, ind, node, loc, v, VALUE_CHECKS, self._returns_false(fn))
+        done = self._type(mode, ind, node, loc, v, ptr, rule, types) if types is not None else ()
+        self._emit_checks(mode, ind, node, loc, v, ptr, rule, VALUE_CHECKS)
         for group, keywords in GROUPS:
-            if not any(k in node for k in keywords):
+            if group in done or not any(k in node for k in keywords):
                 continue
             guard = self._group_guard(types, group, v)
             if guard is None:
                 continue
+            if mode.reports and types is not None and guard == "" and types != [group]:
+                guard = type_test([group], v, negate=False)  # integer: report bounds of 1.5 too
             inner = ind + 1 if guard else ind
-            build = getattr(self, f"_is_{group}")
-            body = fn.capture(build, fn, inner, node, loc, v)
+            body = fn.capture(self._group(group), mode, inner, node, loc, v, ptr, rule)
             if body and guard:
                 fn.emit(ind, f"if {bare(guard)}:")
             fn.lines.extend(body)
-        self._is_applicators(fn, ind, node, loc, v)
+        self._applicators(mode, ind, node, loc, v, ptr, rule)
 
-    def _is_applicators(
-        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str
-    ) -> None:
-        if "allOf" in node:
-            for sub, sub_loc in self._subs(node, "allOf", loc):
-                self._is(fn, ind, sub, sub_loc, v)
-        # anyOf fails when no branch holds, oneOf when not exactly one does.
-        for key, head, joint, tail in (
-            ("anyOf", "not (", " or ", ")"),
-            ("oneOf", "", " + ", " != 1"),
-        ):
-            if key in node:
-                branches = self._subs(node, key, loc)
-                if len(branches) == 1:
-                    self._is(fn, ind, *branches[0], v)
-                else:
-                    calls = [f"{self._helper('is', s, sl).name}({v})" for s, sl in branches]
-                    self._emit_condition(fn, ind, head, calls, joint, tail)
-                    fn.emit(ind + 1, "return False")
-        if "not" in node:
-            sub, sub_loc = self._sub(node, "not", loc)
-            fn.emit(ind, f"if {self._helper('is', sub, sub_loc).name}({v}):")
-            fn.emit(ind + 1, "return False")
-        if "if" in node:
-            self._conditional(fn, ind, node, loc, v, lambda i, s, sl: self._is(fn, i, s, sl, v))
+    def _type(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str, ptr: Ptr,
+              rule: str, types: list[str]) -> tuple[str, ...]:
+        """type, and the type groups whose keywords it checked: the full path checks those of
+        the one declared group under the type test, the error its else; the fast path returns
+        at the test."""
+        fn = mode.fn
+        if not mode.reports and types == ["object"] and len(self._fetched(node, loc)) > 1:
+            # Members are fetched with v[key] in one try: a dict subclass is copied first, so
+            # that no __missing__ (defaultdict, Counter) answers for an absent member.
+            fn.emit(ind, f"if type({v}) is not dict:")
+            fn.emit(ind + 1, f"if not isinstance({v}, dict):")
+            mode.fail(ind + 2, rule, ptr, [])
+            fn.emit(ind + 1, f"{v} = dict({v})  # so that no __missing__ answers for a member")
+            return ()
+        message = [*ptr.subject(), (False, f" must be {type_words(types)}, got "),
+                   (True, f"_kind({v})")]
+        group = types[0] if len(types) == 1 and types[0] != "integer" else None
+        if not mode.reports or group not in ("object", "array", "string", "number"):
+            group = None
+        body: list[str] = []
+        if group is not None and any(k in node for k in dict(GROUPS)[group]):
+            body = fn.capture(self._group(group), mode, ind + 1, node, loc, v, ptr, rule)
+        if body:
+            fn.emit(ind, f"if {bare(type_test(types, v, negate=False))}:")
+            fn.lines.extend(body)
+            fn.emit(ind, "else:")
         else:
-            for key in ("then", "else"):
-                if key in node:
-                    self._sub(node, key, loc)
-        if "$ref" in node:
-            target, target_loc = self._resolve(node, loc)
-            fn.emit(ind, f"if not {self._helper('is', target, target_loc).name}({v}):")
-            fn.emit(ind + 1, "return False")
+            fn.emit(ind, f"if {type_test(types, v, negate=True)}:")
+        mode.fail(ind + 1, rule, ptr, message)
+        return (group,) if group else ()
 
-    def _conditional(
-        self,
-        fn: Function,
-        ind: int,
-        node: Mapping[str, Any],
-        loc: Loc,
-        v: str,
-        inline: Callable[[int, object, Loc], None],
-    ) -> None:
+    def _group(self, group: str) -> Callable[..., None]:
+        """The keywords of a type group (object, array, string, number), in a mode."""
+        build: Callable[..., None] = getattr(self, f"_{group}_keywords")
+        return build
+
+    def _conditional(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
+                     ptr: Ptr, rule: str) -> None:
         """if/then/else: the if schema is a helper, then and else are inlined."""
+        fn = mode.fn
         condition, condition_loc = self._sub(node, "if", loc)
-        then = (
-            fn.capture(lambda: inline(ind + 1, *self._sub(node, "then", loc)))
-            if ("then" in node)
-            else []
-        )
-        otherwise = (
-            fn.capture(lambda: inline(ind + 1, *self._sub(node, "else", loc)))
-            if ("else" in node)
-            else []
-        )
+        branches = {
+            key: fn.capture(mode.visit, ind + 1, *self._sub(node, key, loc), v, ptr, rule)
+            if key in node else []
+            for key in ("then", "else")
+        }
+        then, otherwise = branches["then"], branches["else"]
         if not then and not otherwise:
             self._check_tree(condition, condition_loc)  # no effect, but no unknown keyword
             return
-        call = f"{self._helper('is', condition, condition_loc).name}({v})"
+        call = f"{self.helpers.get('is', condition, condition_loc).name}({v})"
         if then:
             fn.emit(ind, f"if {call}:")
             fn.lines.extend(then)
@@ -140,105 +124,48 @@ class GenericKeywords(CompilerCore):
             fn.emit(ind, f"if not {call}:")
             fn.lines.extend(otherwise)
 
-    def _val(
-        self, fn: Function, ind: int, node: object, loc: Loc, v: str, ptr: Ptr, rule: str
-    ) -> None:
-        if node is True:
-            return
-        if node is False or not isinstance(node, Mapping):
-            if node is not False:
-                raise loc.fail(f"a schema must be an object or a boolean, got {node!r}")
-            self._error(fn, ind, rule, ptr, [*ptr.subject(), (False, " is not allowed")])
-            return
-        self._check(node, loc)
-        rule = self._rule_of(node, rule)
-        subject = ptr.subject()
-        types = self._types(node, loc)
-        done: set[str] = set()
-        if types is not None:
-            message = [
-                *subject,
-                (False, f" must be {type_words(types)}, got "),
-                (True, f"_kind({v})"),
-            ]
-            group = types[0] if len(types) == 1 and types[0] != "integer" else None
-            body: list[str] = []
-            if group in ("object", "array", "string", "number"):
-                keywords = dict(GROUPS)[group]
-                if any(k in node for k in keywords):
-                    build = getattr(self, f"_val_{group}")
-                    body = fn.capture(build, fn, ind + 1, node, loc, v, ptr, rule)
-                done.add(group)
-            if body:
-                fn.emit(ind, f"if {bare(type_test(types, v, negate=False))}:")
-                fn.lines.extend(body)
-                fn.emit(ind, "else:")
-            else:
-                fn.emit(ind, f"if {type_test(types, v, negate=True)}:")
-            self._error(fn, ind + 1, rule, ptr, message)
-        self._emit_checks(fn, ind, node, loc, v, VALUE_CHECKS, self._reports(fn, rule, ptr))
-        for group, keywords in GROUPS:
-            if group in done or not any(k in node for k in keywords):
-                continue
-            guard = self._group_guard(types, group, v)
-            if guard is None:
-                continue
-            if types is not None and guard == "" and types != [group]:
-                guard = type_test([group], v, negate=False)  # integer: report bounds of 1.5 too
-            inner = ind + 1 if guard else ind
-            build = getattr(self, f"_val_{group}")
-            body = fn.capture(build, fn, inner, node, loc, v, ptr, rule)
-            if body and guard:
-                fn.emit(ind, f"if {bare(guard)}:")
-            fn.lines.extend(body)
-        self._val_applicators(fn, ind, node, loc, v, ptr, rule)
-
-    def _val_applicators(
-        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str, ptr: Ptr,
-        rule: str,
-    ) -> None:
+    def _applicators(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
+                     ptr: Ptr, rule: str) -> None:
+        fn = mode.fn
         subject = ptr.subject()
         if "allOf" in node:
             for sub, sub_loc in self._subs(node, "allOf", loc):
-                self._val(fn, ind, sub, sub_loc, v, ptr, rule)
+                mode.visit(ind, sub, sub_loc, v, ptr, rule)
         for key in ("anyOf", "oneOf"):
             if key not in node:
                 continue
             branches = self._subs(node, key, loc)
             if len(branches) == 1:
-                self._val(fn, ind, *branches[0], v, ptr, rule)
+                mode.visit(ind, *branches[0], v, ptr, rule)
                 continue
-            calls = [f"{self._helper('is', s, sl).name}({v})" for s, sl in branches]
+            calls = [f"{self.helpers.get('is', s, sl).name}({v})" for s, sl in branches]
             count = len(branches)
             if key == "anyOf":
                 self._emit_condition(fn, ind, "not (", calls, " or ", ")")
                 words = f" must match at least one of {count} alternatives"
-                self._val_no_branch(fn, ind + 1, branches, v, ptr, rule,
-                                    [*subject, (False, words)])
+                mode.no_branch(ind + 1, branches, v, ptr, rule, [*subject, (False, words)])
+                continue
+            words = f" must match exactly one of {count} alternatives"
+            if not mode.reports:  # only whether exactly one matches
+                self._emit_condition(fn, ind, "", calls, " + ", " != 1")
+                mode.fail(ind + 1, rule, ptr, [])
+                continue
+            n = fn.var("n")
+            sums = " + ".join(calls)
+            if len(sums) + len(n) + 3 + 4 * ind <= LINE_LENGTH:
+                fn.emit(ind, f"{n} = {sums}")
             else:
-                n = fn.var("n")
-                sums = " + ".join(calls)
-                if len(sums) + len(n) + 3 + 4 * ind <= LINE_LENGTH:
-                    fn.emit(ind, f"{n} = {sums}")
-                else:
-                    fn.emit(ind, f"{n} = (")
-                    for i, call in enumerate(calls):
-                        fn.emit(ind + 1, ("+ " if i else "") + call)
-                    fn.emit(ind, ")")
-                fn.emit(ind, f"if {n} == 0:")
-                words = f" must match exactly one of {count} alternatives"
-                self._val_no_branch(fn, ind + 1, branches, v, ptr, rule,
-                                    [*subject, (False, words)])
-                fn.emit(ind, f"elif {n} > 1:")
-                message = [
-                    *subject,
-                    (False, f" must match exactly one of {count} alternatives, but matches "),
-                    (True, n),
-                ]
-                self._error(fn, ind + 1, rule, ptr, message)
+                fn.emit(ind, f"{n} = (")
+                for i, call in enumerate(calls):
+                    fn.emit(ind + 1, ("+ " if i else "") + call)
+                fn.emit(ind, ")")
+            fn.emit(ind, f"if {n} == 0:")
+            mode.no_branch(ind + 1, branches, v, ptr, rule, [*subject, (False, words)])
+            fn.emit(ind, f"elif {n} > 1:")
+            mode.fail(ind + 1, rule, ptr, [*subject, (False, f"{words}, but matches "), (True, n)])
         if "not" in node:
             sub, sub_loc = self._sub(node, "not", loc)
-            fn.emit(ind, f"if {self._helper('is', sub, sub_loc).name}({v}):")
+            fn.emit(ind, f"if {self.helpers.get('is', sub, sub_loc).name}({v}):")
             forbidden = (
                 self._strings(sub, "required", sub_loc)
                 if isinstance(sub, Mapping) and set(sub) - ANNOTATION_KEYWORDS == {"required"}
@@ -246,27 +173,22 @@ class GenericKeywords(CompilerCore):
             )
             if len(forbidden) == 1:
                 member = ptr.key(forbidden[0])
-                self._error(
-                    fn, ind + 1, rule, member, [*member.parts, (False, " must not be present")]
-                )
+                mode.fail(ind + 1, rule, member, [*member.parts, (False, " must not be present")])
             else:
                 shown = shorten(json_text(sub), 60)
-                self._error(fn, ind + 1, rule, ptr, [*subject, (False, f" must not match {shown}")])
+                mode.fail(ind + 1, rule, ptr, [*subject, (False, f" must not match {shown}")])
         if "if" in node:
-            self._conditional(
-                fn, ind, node, loc, v, lambda i, s, sl: self._val(fn, i, s, sl, v, ptr, rule)
-            )
+            self._conditional(mode, ind, node, loc, v, ptr, rule)
         else:
             for key in ("then", "else"):
                 if key in node:
                     self._sub(node, key, loc)
         if "$ref" in node:
-            target, target_loc = self._resolve(node, loc)
-            fn.emit(ind, self._call_val(target, target_loc, v, ptr, rule))
+            mode.call(ind, *self._resolve(node, loc), v, ptr, rule)
 
-    def _val_no_branch(
+    def _discriminate(
         self,
-        fn: Function,
+        mode: Mode,
         ind: int,
         branches: list[tuple[object, Loc]],
         v: str,
@@ -276,18 +198,15 @@ class GenericKeywords(CompilerCore):
     ) -> None:
         """No alternative matched: report the errors of the one the value evidently meant
         (told by its type and the string consts of its properties), else one error."""
+        fn = mode.fn
         tests = [self._looks_like(sub, sub_loc, v) for sub, sub_loc in branches]
         names = [fn.var("c") if test else "" for test in tests]
         chosen: list[tuple[str, int]] = []  # (condition, branch)
-        if len(branches) <= MAX_DISCRIMINATED_BRANCHES:
-            for i, test in enumerate(tests):
-                others = [names[j] for j in range(len(tests)) if j != i]
-                if not all(others) or test in tests[:i] + tests[i + 1 :]:
-                    continue  # another branch is as plausible: cannot single this one out
-                rest = f"not ({' or '.join(others)})" if len(others) > 1 else f"not {others[0]}"
-                chosen.append((f"{names[i]} and {rest}" if test else rest, i))
+        for i, others in singled_out(tests, names):
+            rest = f"not ({' or '.join(others)})" if len(others) > 1 else f"not {others[0]}"
+            chosen.append((f"{names[i]} and {rest}" if tests[i] else rest, i))
         if not chosen:
-            self._error(fn, ind, rule, ptr, message)
+            mode.fail(ind, rule, ptr, message)
             return
         used = " ".join(condition for condition, _ in chosen)
         for name, test in zip(names, tests, strict=True):
@@ -295,25 +214,31 @@ class GenericKeywords(CompilerCore):
                 fn.emit(ind, f"{name} = {bare(test)}")
         for n, (condition, i) in enumerate(chosen):
             fn.emit(ind, f"{'elif' if n else 'if'} {condition}:")
-            fn.emit(ind + 1, self._call_val(*branches[i], v, ptr, rule))
+            mode.call(ind + 1, *branches[i], v, ptr, rule)
         fn.emit(ind, "else:")
-        self._error(fn, ind + 1, rule, ptr, message)
+        mode.fail(ind + 1, rule, ptr, message)
 
     def _looks_like(self, node: object, loc: Loc, v: str) -> str | None:
         """A cheap test that ``v`` is meant for this branch, or None if nothing tells."""
-        types, consts = self._shape(node, loc, 0)
-        tests = []
-        if types is not None:
-            tests.append(type_test(types, v, negate=False))
-        if consts:
-            if types != ["object"]:
-                tests.append(f"isinstance({v}, dict)")
-            for name, value, required in consts:
-                if required:
-                    tests.append(f"{v}.get({lit(name)}) == {lit(value)}")
-                else:
-                    tests.append(f"{v}.get({lit(name)}, {lit(value)}) == {lit(value)}")
+
+        def member_is(name: str, value: str, required: bool) -> str:
+            default = "" if required else f", {lit(value)}"
+            return f"{v}.get({lit(name)}{default}) == {lit(value)}"
+
+        tests = self._branch_tests(node, loc, lambda types: type_test(types, v, negate=False),
+                                   f"isinstance({v}, dict)", member_is)
         return " and ".join(tests) or None
+
+    def _branch_tests(self, node: object, loc: Loc, type_is: Callable[[list[str]], str],
+                      is_object: str, member_is: Callable[[str, str, bool], str]) -> list[str]:
+        """What tells that a value is meant for a branch, in the generated language: its type,
+        and the string consts of its members (a required one present with the value, another
+        present with it or absent)."""
+        types, consts = self._shape(node, loc, 0)
+        tests = [type_is(types)] if types is not None else []
+        if consts and types != ["object"]:
+            tests.append(is_object)
+        return tests + [member_is(name, value, required) for name, value, required in consts]
 
     def _shape(
         self, node: object, loc: Loc, depth: int

@@ -7,10 +7,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
-from .validator_code import Function, Ptr, number_text, shorten
+from .validator_code import Ptr, number_text, shorten
 from .validator_core import Check, CompilerCore, Verdict, count_bound, number_bound
 from .validator_generic import GenericKeywords
 from .validator_index import Loc
+from .validator_modes import Mode
 
 
 def _pattern(compiler: CompilerCore, node: Mapping[str, Any], loc: Loc, v: str) -> Verdict:
@@ -45,28 +46,14 @@ NUMBER_CHECKS: Final = (
 class StringKeywords(GenericKeywords):
     """The string keywords."""
 
-    def _is_string(
-        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str
-    ) -> None:
-        self._emit_checks(fn, ind, node, loc, v, STRING_CHECKS, self._returns_false(fn))
-
-    def _val_string(
-        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str, ptr: Ptr,
-        rule: str,
-    ) -> None:
-        self._emit_checks(fn, ind, node, loc, v, STRING_CHECKS, self._reports(fn, rule, ptr))
+    def _string_keywords(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
+                         ptr: Ptr, rule: str) -> None:
+        self._emit_checks(mode, ind, node, loc, v, ptr, rule, STRING_CHECKS)
 
 
 class NumberKeywords(GenericKeywords):
     """The number keywords."""
 
-    def _is_number(
-        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str
-    ) -> None:
-        self._emit_checks(fn, ind, node, loc, v, NUMBER_CHECKS, self._returns_false(fn))
-
-    def _val_number(
-        self, fn: Function, ind: int, node: Mapping[str, Any], loc: Loc, v: str, ptr: Ptr,
-        rule: str,
-    ) -> None:
-        self._emit_checks(fn, ind, node, loc, v, NUMBER_CHECKS, self._reports(fn, rule, ptr))
+    def _number_keywords(self, mode: Mode, ind: int, node: Mapping[str, Any], loc: Loc, v: str,
+                         ptr: Ptr, rule: str) -> None:
+        self._emit_checks(mode, ind, node, loc, v, ptr, rule, NUMBER_CHECKS)

@@ -46,6 +46,49 @@ _BUILT_BY = {fragments.event: kind for kind, fragments in life.FRAGMENTS.items()
 """The event types that fragments build, and the type of those fragments."""
 
 
+class _Plan(NamedTuple):
+    """What the quick path (`Decoder._quick`) weighs of an event type, from the lifecycle's
+    tables: the same tables, read once per type rather than once per event."""
+
+    place: str
+    moves: dict[str, str]
+    """`life.STREAM_TRANSITIONS` from each state, at this type's place."""
+    block_moves: dict[str, str]
+    """`life.BLOCK_TRANSITIONS` from each block state, at this type's place."""
+    block_kind: str | None
+    limit: int | None
+    """`life.PER_BLOCK`."""
+    completes: bool
+    """In `life.COMPLETES_BLOCK`."""
+    fragments: life.Fragments | None
+    """`life.FRAGMENTS`: the event type is the fragments of another."""
+    builds: bool
+    """The event type is one that fragments build (`_BUILT_BY`)."""
+    closes_with: str | None
+    """`life.CLOSES_WITH`."""
+    checks: tuple[tuple[str, str, tuple[str, str]], ...]
+    """`life.FIELD_CHECKS`: each check, its field, and the key of what it remembers."""
+
+
+def _plan(kind: str, place: str) -> _Plan:
+    return _Plan(
+        place,
+        {state: to for (state, at), to in life.STREAM_TRANSITIONS.items() if at == place},
+        {state: to for (state, at), to in life.BLOCK_TRANSITIONS.items() if at == place},
+        life.BLOCK_KINDS.get(kind),
+        life.PER_BLOCK.get(kind),
+        kind in life.COMPLETES_BLOCK,
+        life.FRAGMENTS.get(kind),
+        kind in _BUILT_BY,
+        life.CLOSES_WITH.get(kind),
+        tuple((check, field, (kind, field)) for check, field, _ in life.FIELD_CHECKS.get(kind, ())),
+    )
+
+
+_PLANS = {kind: _plan(kind, place) for kind, place in life.PLACES.items()}
+"""What the quick path weighs of each registered event type."""
+
+
 def _all_required(model: type[BaseModel]) -> bool:
     """Whether every field of a model and of its nested models is required: an optional field
     also takes an explicit null, which the schema refuses, so such models cannot be trusted."""
@@ -64,6 +107,10 @@ def _event_line(kind: str) -> bytes:
     return b"event: " + kind.encode()
 
 
+_KIND_OF_LINE = {_event_line(kind): kind for kind in life.PLACES}
+"""The type of an event whose ``event:`` line is this, for each registered type."""
+
+
 class _Typed(NamedTuple):
     """What typed decoding needs of the pydantic models, built when the first typed decoder is
     made, so that a program that decodes only dicts never imports pydantic or builds a model."""
@@ -72,14 +119,15 @@ class _Typed(NamedTuple):
     """The model of each registered event type."""
     unknown: type[EventEnvelope]
     """The model of an event of an unregistered type."""
-    steady: Mapping[str, Callable[..., Any]]
-    """The typed hot path parses and validates a steady event in one step, in pydantic's strict
-    mode, for the types whose models accept only what their schemas accept (the differential
-    tests hold them to that); what it refuses goes down the general path, which reports why.
-    pydantic's parser takes NaN and Infinity, which JSON does not: data that may hold them takes
-    the general path too."""
-    steady_by_line: Mapping[bytes, Callable[..., Any]]
-    """The same, by the ``event:`` line of a chunk (`Decoder._continuation`)."""
+    whole: Mapping[str, Callable[..., Any]]
+    """Every registered type's model parses and validates an event in one step, in pydantic's
+    strict mode, for the hot path and the quick path (`Decoder._quick`): given JSON text with
+    no NaN or Infinity in it, and no null unless its model has every field required
+    (`nullable`), every model accepts only what its schema accepts (the differential tests
+    hold them to that). What it refuses goes down the general path, which reports why."""
+    nullable: frozenset[str]
+    """The types whose models take an explicit null, which the schema refuses, for an
+    optional field."""
     trusted: Mapping[str, Callable[..., Any]]
     """The general path builds an event of these types from its parsed object in pydantic's
     strict mode, which then stands in for the validator: their models accept only what their
@@ -93,18 +141,17 @@ def _typed_tables() -> _Typed:
     """The models and the typed hot path's validators, built once."""
     from .models import EVENT_MODELS, UnknownEvent
 
-    steady = {
-        kind: EVENT_MODELS[kind].__pydantic_validator__.validate_json
-        for kind in sorted(_STEADY_KINDS)
-        if _all_required(EVENT_MODELS[kind])
+    whole = {
+        kind: model.__pydantic_validator__.validate_json
+        for kind, model in sorted(EVENT_MODELS.items())
     }
-    by_line = {_event_line(kind): validate for kind, validate in steady.items()}
+    nullable = frozenset(kind for kind, model in EVENT_MODELS.items() if not _all_required(model))
     trusted = {
         kind: model.__pydantic_validator__.validate_python
         for kind, model in sorted(EVENT_MODELS.items())
         if _plain(model) and (_all_required(model) or _flat(model))
     }
-    return _Typed(EVENT_MODELS, UnknownEvent, steady, by_line, trusted)
+    return _Typed(EVENT_MODELS, UnknownEvent, whole, nullable, trusted)
 
 
 def _field_types(model: type[BaseModel]) -> Iterator[object]:
@@ -193,6 +240,7 @@ class Decoder:
             raise ValueError("typed events are always validated: use typed=False")
         self.typed = typed
         self._typed: _Typed | None = _typed_tables() if typed else None
+        self._validates = validate
         self._is_valid = is_valid_event if validate else is_valid_envelope
         self._errors = validate_event if validate else validate_envelope
         self.strict = strict
@@ -229,10 +277,15 @@ class Decoder:
             raise RuntimeError("feed() after close()")
         if type(data) is not bytes:
             data = bytes(data)
-        if self._steady and self._pending is None and not self._sse.diagnostics:
-            event = self._continuation(data)
-            if event is not None:
-                return [event]
+        if (
+            data[-1:] == b"\n"  # an event ends here, as in every chunk of one whole event
+            and self.lifecycle
+            and self._pending is None
+            and not self._sse.diagnostics
+        ):
+            events = self._continuation(data)
+            if events is not None:
+                return events
         fields = self._sse.feed_fields(data)
         return self._events(fields) if fields else []
 
@@ -270,55 +323,84 @@ class Decoder:
             for diagnostic in batch:
                 self._add(diagnostic)
 
-    def _continuation(self, chunk: bytes) -> Event | None:
-        """The event of a chunk that is one whole event continuing an open block in the expected
-        order, taken from the SSE layer; else None, and nothing changed.
+    def _continuation(self, chunk: bytes) -> list[Event] | None:
+        """The events of a chunk that is one whole event of a registered type, taken from the
+        SSE layer; else None, and nothing changed.
 
-        Such an event changes nothing but the next seq, and servers flush every event, so this
-        is the commonest chunk of all: it is checked on its bytes as `_events` checks it, and in
-        typed mode parsed and validated in one step (`_Typed.steady`), without building an
-        SSE event first.
+        Servers flush every event, so this is the commonest chunk of all: it is checked on its
+        bytes as `_events` checks it, without building an SSE event first. An event continuing
+        an open block in the expected order changes nothing but the next seq (the hot path);
+        any other takes the quick path (`_quick`), and what that does not take the general
+        path, with what was parsed. In typed mode the event is parsed and validated in one
+        step (`_Typed.whole`).
         """
         whole = self._sse.whole_event(chunk)
         if whole is None:
             return None
         line, payload = whole
-        event: Any
-        if self._typed is not None:
-            validate = self._typed.steady_by_line.get(line)
-            if validate is None or b"NaN" in payload or b"Infinity" in payload:
-                return None
-            try:
-                event = validate(payload, strict=True)
-            except ValueError:
-                return None
-            if (
-                self._steady.get(event.index, _NOT_STEADY)[0] != event.type
-                or event.seq != self._expected_seq
+        kind = _KIND_OF_LINE.get(line)
+        if kind is None:
+            return None
+        event: Any = None
+        parsed: Any = _UNPARSED
+        expected = self._expected_seq
+        typed = self._typed
+        if typed is not None:
+            validate = typed.whole.get(kind)
+            if not (
+                validate is None
+                or b"NaN" in payload
+                or b"Infinity" in payload
+                or (kind in typed.nullable and b"null" in payload)
             ):
-                return None
+                try:
+                    event = validate(payload, strict=True)
+                except ValueError:  # the general path reports why (a context manager costs more)
+                    event = None
+            if event is not None:
+                if (
+                    kind in _STEADY_KINDS
+                    and event.seq == expected
+                    and self._steady.get(event.index, _NOT_STEADY)[0] == kind
+                ):
+                    self._expected_seq = expected + 1
+                    self._last_line = self._sse.took_whole_event()
+                    return [event]
+                if self._quick(event.__dict__, kind, True):
+                    self._last_line = self._sse.took_whole_event()
+                    return [event]
         else:
             try:
-                event = from_json(payload, allow_inf_nan=False)
+                parsed = event = from_json(payload, allow_inf_nan=False)
             except ValueError:
-                return None
-            index = event.get("index") if type(event) is dict else None
-            if type(index) is not int:
-                return None
-            kind, kind_line, check = self._steady.get(index, _NOT_STEADY)
-            expected = self._expected_seq
-            if not (
-                line == kind_line
-                and kind == event.get("type")
-                and event.get("seq") == expected
-                and event.get("v") == _VERSION
-                and 1 < expected <= _SEQ_MAX
-                and (check is None or check(event))
-            ):
-                return None
-        self._expected_seq += 1
-        self._last_line = self._sse.took_whole_event()
-        return event  # type: ignore[no-any-return]
+                event = None
+            if type(event) is dict:
+                index = event.get("index")
+                steady, _, check = (
+                    self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
+                )
+                if (
+                    steady == kind
+                    and kind == event.get("type")
+                    and event.get("seq") == expected
+                    and event.get("v") == _VERSION
+                    and 1 < expected <= _SEQ_MAX
+                    and (check is None or check(event))
+                ):
+                    self._expected_seq = expected + 1
+                    self._last_line = self._sse.took_whole_event()
+                    return [event]
+                if self._quick(event, kind, False):
+                    self._last_line = self._sse.took_whole_event()
+                    return [event]
+            event = None  # the general path builds no model in this mode
+        try:
+            data = payload.decode()
+        except UnicodeDecodeError:  # the SSE layer reports it
+            return None
+        at = self._last_line = self._sse.took_whole_event()
+        general = self._general(kind, data, at, parsed, event)
+        return [] if general is None else [general]
 
     def _events(self, sse_events: list[Fields]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order
@@ -326,12 +408,17 @@ class Decoder:
         `_continuation`: `steady` maps the index of each such block to what its events are
         (`_Steady`). Their envelope is checked inline: v is the version, and seq is the next
         seq, which makes it an integer in range so long as that is above 1 (True == 1) and at
-        most the largest. The next seq lives in `expected` while no other path runs."""
+        most the largest. The next seq lives in `expected` while no other path runs. Any other
+        event is parsed once (typed: parsed and validated in one step) and tried on the quick
+        path (`_quick`); what that does not take goes down the general path with what was
+        parsed and built, so that nothing is parsed or validated twice."""
         out: list[Event] = []
         append = out.append
         steady = self._steady
         sse_found = self._sse.diagnostics
-        steady_validators = None if self._typed is None else self._typed.steady
+        whole = None if self._typed is None else self._typed.whole
+        nullable = () if self._typed is None else self._typed.nullable
+        quick = self._quick if self.lifecycle else None
         expected = self._expected_seq
         try:
             for sse_type, data, _, _, line in sse_events:
@@ -339,43 +426,63 @@ class Decoder:
                     self._expected_seq = expected
                     self._drain_sse(line)
                 parsed: object = _UNPARSED
+                model: Any = None
                 if self._pending is None:
-                    if steady_validators is not None:
-                        validate = steady_validators.get(sse_type)
-                        if validate is not None and "NaN" not in data and "Infinity" not in data:
+                    if whole is not None:
+                        validate = whole.get(sse_type)
+                        if (
+                            validate is not None
+                            and "NaN" not in data
+                            and "Infinity" not in data
+                            and (sse_type not in nullable or "null" not in data)
+                        ):
                             try:
                                 model = validate(data, strict=True)
                             except ValueError:
                                 model = None
+                        if model is not None:
                             if (
-                                model is not None
-                                and steady.get(model.index, _NOT_STEADY)[0] == model.type
+                                sse_type in _STEADY_KINDS
                                 and model.seq == expected
+                                and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
                                 expected += 1
                                 append(model)
                                 continue
+                            if quick is not None:
+                                self._expected_seq = expected
+                                if quick(model.__dict__, sse_type, True):
+                                    expected = self._expected_seq
+                                    append(model)
+                                    continue
                     else:
                         try:
                             parsed = obj = from_json(data, allow_inf_nan=False)
                         except ValueError:
                             obj = None
-                        index = obj.get("index") if type(obj) is dict else None
-                        if type(index) is int:
-                            kind, _, check = steady.get(index, _NOT_STEADY)
-                            if (
-                                kind == sse_type
-                                and kind == obj.get("type")
-                                and obj.get("seq") == expected
-                                and obj.get("v") == _VERSION
-                                and 1 < expected <= _SEQ_MAX
-                                and (check is None or check(obj))
-                            ):
-                                expected += 1
-                                append(obj)
-                                continue
+                        if type(obj) is dict:
+                            index = obj.get("index")
+                            if type(index) is int:
+                                kind, _, check = steady.get(index, _NOT_STEADY)
+                                if (
+                                    kind == sse_type
+                                    and kind == obj.get("type")
+                                    and obj.get("seq") == expected
+                                    and obj.get("v") == _VERSION
+                                    and 1 < expected <= _SEQ_MAX
+                                    and (check is None or check(obj))
+                                ):
+                                    expected += 1
+                                    append(obj)
+                                    continue
+                            if quick is not None:
+                                self._expected_seq = expected
+                                if quick(obj, sse_type, False):
+                                    expected = self._expected_seq
+                                    append(obj)
+                                    continue
                 self._expected_seq = expected
-                event = self._general(sse_type, data, line, parsed)
+                event = self._general(sse_type, data, line, parsed, model)
                 expected = self._expected_seq
                 if event is not None:
                     append(event)
@@ -387,12 +494,189 @@ class Decoder:
             self._last_line = sse_events[-1][4]
         return out
 
+    def _quick(self, obj: Mapping[str, Any], kind: str, validated: bool) -> bool:
+        """Account for an event of a registered type that breaks no rule, as `_event` would,
+        for a fraction of its cost; else False, and nothing changed.
+
+        It checks what `_event` checks, all of it before changing anything, from the tables
+        read once per type (`_Plan`). `obj` is the event's JSON object, or its model's fields
+        when `validated` (typed mode built the model, so its schema holds).
+        """
+        plan = _PLANS.get(kind)
+        if plan is None:
+            return False
+        (place, moves, block_moves, block_kind, limit, completes, fragments, builds,
+         closes_with, checks) = plan
+        try:
+            seq = obj["seq"]
+            if obj["v"] != _VERSION or obj["type"] != kind:
+                return False
+        except KeyError:
+            return False
+        first = self._first
+        if (
+            type(seq) is not int
+            or seq != (0 if first and place == "first" else self._expected_seq)
+            or seq < 0
+            or seq > _SEQ_MAX
+        ):
+            return False
+        state = self._state
+        target = moves.get(state)
+        if target is None or (not validated and self._validates and not EVENT_CHECKS[kind](obj)):
+            return False
+        index: Any = None
+        block = block_target = ""
+        joining = None
+        if block_moves:
+            index = obj.get("index")
+            if type(index) is not int:
+                return False
+            block = self._blocks.get(index, life.BLOCK_INITIAL)
+            block_target = block_moves.get(block, "")
+            if not block_target:
+                return False
+            joining = self._joining.get(index)
+            if place == "block":
+                established = self._block_kinds.get(index)
+                completed = self._completed.get(index)
+                if (
+                    block_kind is None
+                    or (established is not None and established != block_kind)
+                    or (completed is not None and kind != completed)
+                    or (limit is not None and self._block_counts.get((index, kind), 0) >= limit)
+                ):
+                    return False
+                if fragments is not None:
+                    if index in self._built or (
+                        joining is None
+                        and any(obj.get(name) is None for name in fragments.carries)
+                    ):
+                        return False
+                elif builds and joining is not None and not joining.built(obj):
+                    return False
+            else:
+                reason = obj.get("stop_reason")
+                if reason != self._closes_with.get(index, ("", reason))[1] or (
+                    joining is not None and reason != joining.of.unless_stop_reason
+                ):
+                    return False
+        memos = self._fields_hold(obj, checks) if checks else ()
+        if memos is None or (target == life.STREAM_FINAL and not self._ends_well(kind, target)):
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle` and `_block` make.
+        self._expected_seq = seq + 1
+        if first:
+            self._first = False
+        if target != state:
+            self._state = target
+            self._steady.clear()
+            if target == life.FAILED_STATE:
+                self._failed = True
+        counts = self._counts
+        counts[kind] = counts.get(kind, 0) + 1
+        if block:
+            self._blocks[index] = block_target
+            if block_target != block:
+                self._steady.pop(index, None)
+            if place == "block":
+                self._block_kinds[index] = block_kind  # type: ignore[assignment]
+                if completes:
+                    self._completed[index] = kind
+                    self._steady.pop(index, None)
+                if fragments is not None:
+                    if joining is None:
+                        carried = {name: obj.get(name) for name in fragments.carries}
+                        joining = self._joining[index] = _Joining(kind, fragments, carried)
+                    joining.add(obj.get(fragments.field))
+                elif builds:
+                    self._built.add(index)
+                    if joining is not None:
+                        del self._joining[index]
+                key = (index, kind)
+                self._block_counts[key] = self._block_counts.get(key, 0) + 1
+                if closes_with is not None:
+                    self._closes_with[index] = (kind, closes_with)
+                elif (
+                    kind in _STEADY_KINDS
+                    and index not in self._completed
+                    and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
+                ):
+                    self._steady[index] = self._steady_entry(kind)
+            elif joining is not None:
+                del self._joining[index]
+        for memo, key, value in memos:
+            if memo == "unique":
+                seen = self._seen.get(key)
+                if seen is None:
+                    seen = self._seen[key] = set()
+                seen.add(value)
+            else:
+                self._last_value[key] = value
+        return True
+
+    def _ends_well(self, kind: str, target: str) -> bool:
+        """Whether `_at_end` would find nothing, at an event of this type that moves the
+        stream to `target`, its final state."""
+        failed = self._failed or target == life.FAILED_STATE
+        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
+            for block in self._blocks.values():
+                if life.BLOCK_UNFINISHED.get(block) is not None:
+                    return False
+        for expected, (minimum, _) in life.EXPECTED.items():
+            if self._counts.get(expected, 0) + (expected == kind) < minimum:
+                return False
+        return True
+
+    def _fields_hold(
+        self, obj: Mapping[str, Any], checks: tuple[tuple[str, str, tuple[str, str]], ...]
+    ) -> list[tuple[str, tuple[str, str], Any]] | None:
+        """What `_field_check` would remember of the event, as (check, key, value), if every
+        check of `life.FIELD_CHECKS` holds as it judges it; else None. Changes nothing. A check
+        it does not know does not hold."""
+        memos: list[tuple[str, tuple[str, str], Any]] = []
+        for check, field, key in checks:
+            value = obj.get(field)
+            if check == "json-text":
+                if type(value) is str:
+                    try:
+                        from_json(value, allow_inf_nan=False)
+                    except ValueError:
+                        return None  # JSON all the same, perhaps (`loads`): the general path knows
+            elif check == "unique":
+                if type(value) is str or type(value) is int:
+                    if value in self._seen.get(key, ()):
+                        return None
+                    memos.append((check, key, value))
+            elif check == "declared-tool":
+                if self.tools is not None and type(value) is str and value not in self.tools:
+                    return None
+            elif check == "echoes-request-metadata":
+                wanted = (self.request_metadata or {}).get(field)
+                if wanted is not None and value != wanted:
+                    return None
+            elif check == "non-decreasing":
+                if type(value) is int:
+                    last = self._last_value.get(key)
+                    if last is not None and value < last:
+                        return None
+                    memos.append((check, key, value))
+            else:
+                return None
+        return memos
+
     def _general(
-        self, sse_type: str, data: str, line: int, parsed: object = _UNPARSED
+        self,
+        sse_type: str,
+        data: str,
+        line: int,
+        parsed: object = _UNPARSED,
+        model: EventEnvelope | None = None,
     ) -> Event | None:
-        """Every check of an event; `parsed` is its data as the hot path parsed it, if it did."""
+        """Every check of an event; `parsed` is its data as the hot path parsed it, if it did,
+        and `model` the event as typed mode built it from its data, if it did."""
         obj = self._parse(data, line, parsed)
-        return None if obj is None else self._event(obj, sse_type, line)
+        return None if obj is None else self._event(obj, sse_type, line, model)
 
     def _parse(self, data: str, line: int, parsed: object = _UNPARSED) -> dict[str, Any] | None:
         """The event's JSON object, joining an envelope split across two events (LS-SSE-3)."""
@@ -435,14 +719,15 @@ class Decoder:
         preview = data if len(data) <= 60 else data[:57] + "..."
         self._report("LS-SSE-2", line, f"data is not one complete JSON object: {preview!r}")
 
-    def _event(self, obj: dict[str, Any], sse_type: str, line: int) -> Event | None:
+    def _event(
+        self, obj: dict[str, Any], sse_type: str, line: int, model: EventEnvelope | None = None
+    ) -> Event | None:
         kind = obj.get("type")
         registered = type(kind) is str and kind in life.PLACES
         if type(kind) is str and kind != sse_type:
             self._report("LS-ENV-4", line,
                          f"the event: field is {sse_type!r} but the JSON type is {kind!r}")
-        model = None
-        if self._typed is not None and type(kind) is str:
+        if model is None and self._typed is not None and type(kind) is str:
             build = self._typed.trusted.get(kind)
             if build is not None and None not in obj.values():
                 with suppress(ValueError):
@@ -545,9 +830,7 @@ class Decoder:
                 and index not in self._completed
                 and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
             ):
-                full = self._is_valid is is_valid_event
-                check = EVENT_CHECKS[kind] if full else None
-                self._steady[index] = (kind, _event_line(kind), check)
+                self._steady[index] = self._steady_entry(kind)
         else:
             reason = obj.get("stop_reason")
             member, wanted = self._closes_with.get(index, ("", reason))
@@ -562,6 +845,10 @@ class Decoder:
                     cut = f" (only one cut off with stop_reason {unless!r} may)" if unless else ""
                     self._report(joining.of.rule, line, f"block {index} holds {joining.kind} "
                                                         f"fragments but no {joining.of.event}{cut}")
+
+    def _steady_entry(self, kind: str) -> _Steady:
+        """What `_steady` holds of a block whose events are of this type."""
+        return (kind, _event_line(kind), EVENT_CHECKS[kind] if self._validates else None)
 
     def _in_order(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
         """The order within a block: nothing after the event that completes it, and fragments
@@ -693,6 +980,14 @@ class _Joining:
             self._hash = None
         elif self._hash is not None:
             self._hash.update(fragment.encode())
+
+    def built(self, obj: Mapping[str, Any]) -> bool:
+        """Whether the event `obj` is what these fragments build, as `Decoder._build` judges
+        it."""
+        if not self.adds_up_to(obj.get(self.of.field)):
+            return False
+        return all(type(carried) is not str or obj.get(name) == carried
+                   for name, carried in self.carried.items())
 
     def adds_up_to(self, whole: object) -> bool:
         """Whether the fragments joined are `whole`; true when that cannot be known."""

@@ -129,6 +129,18 @@ class SSEDecoder:
         if type(data) is not bytes:
             data = bytes(data)
         tail = self._tail
+        if (
+            self._deferred
+            and b"\n\n" not in data
+            and data[:1] != b"\n"
+            and b"\r" not in data
+            and self._tail_len + len(data) <= self._hold_max
+        ):
+            # Small chunks: most end no event, and are held as they are (see below).
+            if data:
+                tail.append(data)
+                self._tail_len += len(data)
+            return []
         if self._irregular:
             return self._feed_split(data)
         if not tail and data[-1:] == b"\n" and len(data) <= self._fast_max:
@@ -219,13 +231,19 @@ class SSEDecoder:
         recognises the event it expects (the LLM-Stream decoder) can take it from the bytes
         without the cost of ``feed``, by ``took_whole_event``. It takes an event only when the
         first line is the ``event:`` line it expects, which it compares whole: that is cheaper
-        than taking the line apart here. Nothing changes until then; a chunk not taken is fed
-        as usual. The data is bytes, which may not be UTF-8: the caller checks it, as it checks
-        the event anyway.
+        than taking the line apart here. Nothing changes until then (but that the first chunk
+        of a body, if it does not begin with a byte of a BOM, shows there is none); a chunk not
+        taken is fed as usual. The data is bytes, which may not be UTF-8: the caller checks it,
+        as it checks the event anyway.
         """
+        if self._irregular:
+            if self._head != b"" or data[:1] in (b"", _BOM[:1]) or self._closed:
+                return None
+            # The first chunk, which does not begin a BOM: what _feed_split would find.
+            self._head = None
+            self._irregular = False
         if (
-            self._irregular
-            or self._tail
+            self._tail
             or self._lines >= self._start
             or len(data) > self._fast_max
             or data[-1:] != b"\n"
