@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import pytest
+from depth import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -29,7 +30,7 @@ def reference(text: str) -> Any:
     return json.loads(text, parse_constant=refuse)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(250))
 @given(value=JSON_VALUES, ascii_only=st.booleans(), indent=st.sampled_from([None, 1]))
 def test_reads_what_the_standard_library_reads(value: Any, ascii_only: bool,
                                                indent: int | None) -> None:
