@@ -8,15 +8,20 @@ round-trip tests run in `roundtrip` only, which `tests` requires instead of runn
 A session with extras of its own (`bench`) keeps its own virtualenv. To add a session that shares
 the environment, decorate it with `@verifying` (or `@nox.session(venv_backend="none")` for one
 not run by default) and run its commands with `shared.run`.
+
+The pytest runs use every core (pytest-xdist), and the everyday run searches less deeply than
+`fuzz`: property tests draw the examples their hypothesis settings name and `registry add` is
+killed 6 times, where `fuzz` loads the hypothesis profile "long" (tests/conftest.py: five times
+the examples) and kills it 40 times.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
-import random
 import shutil
+import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -36,6 +41,10 @@ SITE_BUILD = ROOT / "site-build"
 ROUNDTRIP_TESTS = "tests/test_roundtrip.py"
 TYPESCRIPT_PROJECT = ROOT / "tests" / "typescript"
 """The TypeScript tools, tests and benchmark, with the packages its lockfile pins."""
+INSTALLED_LOCK = TYPESCRIPT_PROJECT / "node_modules" / ".llm-stream-lock-sha256"
+"""The hash of the lockfile (and Node's version) that `npm ci` last installed from."""
+FUZZ_KILLS = "40"
+"""How many times `fuzz` kills a registration (tests/test_registry_crash.py; 6 everyday)."""
 
 
 class SharedEnvironment:
@@ -157,9 +166,35 @@ def docs_browser(session: nox.Session) -> None:
 
 
 def typescript_packages(session: nox.Session) -> None:
-    """The TypeScript project's packages, exactly as its lockfile pins them."""
+    """The TypeScript project's packages, exactly as its lockfile pins them; `npm ci` runs
+    only when the lockfile or Node changed since it last ran (it deletes and refetches
+    node_modules every time)."""
+    node = subprocess.run(["node", "--version"], capture_output=True, text=True, check=False)
+    lock = (TYPESCRIPT_PROJECT / "package-lock.json").read_bytes()
+    wanted = hashlib.sha256(lock + node.stdout.encode()).hexdigest()
+    if INSTALLED_LOCK.is_file() and INSTALLED_LOCK.read_text() == wanted:
+        session.log("npm ci: node_modules already holds what package-lock.json pins")
+        return
     session.run("npm", "ci", "--no-audit", "--no-fund", "--prefix", str(TYPESCRIPT_PROJECT),
                 external=True)
+    INSTALLED_LOCK.write_text(wanted)
+
+
+def run_together(session: nox.Session, *commands: list[str]) -> None:
+    """Run commands at once (each single-threaded, so that they share the cores), then show
+    each one's output in turn; the session fails if any of them failed."""
+    session.log("at once: " + " & ".join(" ".join(command) for command in commands))
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True) for command in commands]
+    failed = []
+    for command, process in zip(commands, processes, strict=True):
+        output, _ = process.communicate()
+        if output:
+            print(output, end="", flush=True)
+        if process.returncode:
+            failed.append(f"{' '.join(command)} exited {process.returncode}")
+    if failed:
+        session.error("; ".join(failed))
 
 
 @verifying
@@ -172,10 +207,10 @@ def typescript(session: nox.Session) -> None:
     build = TYPESCRIPT_PROJECT / "build"
     shutil.rmtree(build, ignore_errors=True)
     tsc = str(TYPESCRIPT_PROJECT / "node_modules" / "typescript" / "bin" / "tsc")
-    session.run("node", tsc, "--noEmit", "-p", "generated/typescript", external=True)
-    session.run("node", tsc, "-p", str(TYPESCRIPT_PROJECT), external=True)
+    run_together(session, ["node", tsc, "--noEmit", "-p", "generated/typescript"],
+                 ["node", tsc, "-p", str(TYPESCRIPT_PROJECT)])
     session.run("node", "--test", *sorted(map(str, build.rglob("*.test.js"))), external=True)
-    shared.run(session, "pytest", "-q", "tests/typescript",
+    shared.run(session, "pytest", "-q", "-n", "auto", "tests/typescript",
                "tests/test_registry_add.py::test_the_typescript_bindings_have_it",
                *session.posargs, env={"LLM_STREAM_TYPESCRIPT": "1"})
 
@@ -199,28 +234,17 @@ def load(session: nox.Session) -> None:
     session.run("python", "bench/load.py", *session.posargs)
 
 
-PROPERTY_SUITES = ("tests/test_decoder.py", "tests/test_sse.py", "tests/test_jsontext.py",
-                   "tests/test_aggregate.py", "tests/test_translate_properties.py")
-"""The test files whose Hypothesis property tests `nox -s fuzz` runs round after round."""
-
-
-@nox.session(python=PYTHON)
+@nox.session(venv_backend="none")
 def fuzz(session: nox.Session) -> None:
-    """The fuzz and property suites for a bounded time, longer than the test session runs them:
-    the decoder's fuzz test for LLM_STREAM_FUZZ_SECONDS (120 by default) of mutated spec examples
-    in random chunkings, then the property tests of PROPERTY_SUITES (every hypothesis-marked
-    test: chunkings, hot paths against the general path, the JSON parser, the aggregator, the
-    translators) round after round, each with a seed of its own, until LLM_STREAM_PROPERTY_SECONDS
-    (120 by default) are spent. LLM_STREAM_FUZZ_SEED replays a session."""
-    install(session)
+    """The decoder's fuzz test for a bounded time: LLM_STREAM_FUZZ_SECONDS (120 by default) of
+    mutated spec examples in random chunkings; LLM_STREAM_FUZZ_SEED replays a session. Then
+    the searches the everyday run keeps short, at depth: the property tests and the validators'
+    differential corpora in the hypothesis profile "long", and `registry add` killed
+    LLM_STREAM_KILLS (40) times."""
     seconds = os.environ.get("LLM_STREAM_FUZZ_SECONDS", "120")
-    first = int(os.environ.get("LLM_STREAM_FUZZ_SEED", random.getrandbits(32)))
-    session.run("pytest", "-q", "-s", "tests/fuzz", *session.posargs,
-                env={"LLM_STREAM_FUZZ_SECONDS": seconds, "LLM_STREAM_FUZZ_SEED": str(first)})
-    ends = time.monotonic() + float(os.environ.get("LLM_STREAM_PROPERTY_SECONDS", "120"))
-    rounds = 0
-    while rounds == 0 or time.monotonic() < ends:
-        session.log(f"property round {rounds + 1}: LLM_STREAM_FUZZ_SEED={first} replays it")
-        session.run("pytest", "-q", "-p", "no:randomly", "-m", "hypothesis",
-                    f"--hypothesis-seed={first + rounds}", *PROPERTY_SUITES, *session.posargs)
-        rounds += 1
+    shared.run(session, "pytest", "-q", "-s", "tests/fuzz", *session.posargs,
+               env={"LLM_STREAM_FUZZ_SECONDS": seconds})
+    kills = os.environ.get("LLM_STREAM_KILLS", FUZZ_KILLS)
+    shared.run(session, "pytest", "-q", "-n", "auto", "--hypothesis-profile=long",
+               "-m", "hypothesis or deep", "--ignore", "tests/fuzz",
+               *session.posargs, env={"LLM_STREAM_KILLS": kills})

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import atexit
 import copy
+import functools
 import hashlib
 import importlib
 import importlib.util
@@ -26,6 +27,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, TypeVar
 
+import depth
 import hypothesis
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -209,6 +211,13 @@ def json_values() -> st.SearchStrategy[Any]:
     )
 
 
+@functools.cache
+def arbitrary_json(n: int) -> tuple[Any, ...]:
+    """n values of ``json_values()``: the same ones on every call, so made once per process
+    (every corpus adds them, and drawing them costs more than judging them)."""
+    return tuple(sample(json_values(), n))
+
+
 def inline_refs(schemas: Schemas, root_id: str) -> Any:
     """The root schema with every $ref replaced by its target (for generators without $ref
     support); x- annotations dropped. Recursive schemas cannot be inlined: RecursionError."""
@@ -382,10 +391,10 @@ def instances_for(
 ) -> list[Any]:
     """Thousands of instances: valid examples (generated, plus ``seeds`` for what
     hypothesis-jsonschema cannot generate, such as recursive schemas), all their mutations,
-    and arbitrary JSON."""
-    examples = [*seeds, *valid_examples(schemas, root_id, valid)]
+    and arbitrary JSON; ``valid`` and ``noise`` are the everyday counts (`depth.examples`)."""
+    examples = [*seeds, *valid_examples(schemas, root_id, depth.examples(valid))]
     found: list[Any] = list(examples)
     for example in examples:
         found.extend(mutations(example))
-    found.extend(sample(json_values(), noise))
+    found.extend(arbitrary_json(depth.examples(noise)))
     return found

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from depth import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -170,7 +171,7 @@ HOSTILE_EVENTS = st.builds(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(HOSTILE_EVENTS | st.sampled_from([START_EVENT]), max_size=8))
 def test_aggregate_never_raises_on_any_shape_the_fast_path_returns(events: list[Any]) -> None:
     """`Decoder(typed=False, validate=False)` checks only the envelope, so a hostile server's

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 import yaml
+from depth import examples
 from general_path import general_only
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -572,7 +573,7 @@ LIMITS = st.sampled_from([{}, {"max_line_bytes": 48}, {"max_event_bytes": 64},
                           {"max_line_bytes": 40, "max_event_bytes": 40}])
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=bodies(), data=st.data(), limits=LIMITS,
        options=st.sampled_from([{}, {"typed": False}, {"strict": True}, {"lifecycle": False},
                                 {"tools": ["get_weather"]}]))
@@ -595,7 +596,7 @@ def test_any_chunking_gives_the_same_events_and_diagnostics(
             assert diagnostic.rule in RULES and diagnostic.line >= 0
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=bodies(), options=st.sampled_from(
     [{}, {"typed": False}, {"typed": False, "validate": False}, {"strict": True},
      {"typed": False, "validate": False, "max_blocks": 2},

@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import pytest
+from depth import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -37,7 +38,7 @@ def reference(text: str) -> Any:
     return json.loads(text, parse_constant=refuse)
 
 
-@settings(max_examples=500)
+@settings(max_examples=examples(250))
 @given(value=JSON_VALUES, ascii_only=st.booleans(), indent=st.sampled_from([None, 1]))
 def test_reads_what_the_standard_library_reads(value: Any, ascii_only: bool,
                                                indent: int | None) -> None:
@@ -102,7 +103,7 @@ def test_a_number_past_the_digit_limit_is_refused_with_its_rule() -> None:
         assert refused.value.rule == "LS-LIMIT-4"
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(value=JSON_VALUES, ascii_only=st.booleans(), data=st.data())
 def test_a_member_name_written_twice_is_found(value: Any, ascii_only: bool,
                                               data: st.DataObject) -> None:

@@ -16,6 +16,7 @@ from functools import partial
 from itertools import pairwise
 
 import pytest
+from depth import examples
 from httpx_sse._decoders import SSEDecoder as HttpxSSEDecoder
 from httpx_sse._decoders import SSELineDecoder as HttpxSSELineDecoder
 from hypothesis import HealthCheck, given, settings
@@ -565,7 +566,7 @@ LIMITS: st.SearchStrategy[dict[str, int]] = st.one_of(
 )
 
 
-@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), bodies(), LIMITS)
 def test_any_chunking_gives_what_the_whole_body_gives(
     data: st.DataObject, body: bytes, limits: dict[str, int]
@@ -579,7 +580,7 @@ def test_any_chunking_gives_what_the_whole_body_gives(
     assert decode(data.draw(chunkings(body)), **limits) == expected
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), bodies(), LIMITS)
 def test_each_event_comes_out_of_the_chunk_that_completes_it(
     data: st.DataObject, body: bytes, limits: dict[str, int]
@@ -622,7 +623,7 @@ def without_id_and_retry(events: list[SSEEvent]) -> list[SSEEvent]:
     return [replace(e, id="", retry=None) for e in events]
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), bodies(), LIMITS)
 def test_taking_whole_events_gives_what_feeding_them_gives(
     data: st.DataObject, body: bytes, limits: dict[str, int]
@@ -720,7 +721,7 @@ BLOCK = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(BLOCK, max_size=8), st.data())
 def test_lf_bodies_agree_with_httpx_sse(blocks: list[str], data: st.DataObject) -> None:
     body = "".join(blocks).encode()

@@ -10,6 +10,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
+from depth import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from translate_helpers import check, errors, event_cuts, named, sse, translate
@@ -20,7 +21,7 @@ from llm_stream_codegen.load import load
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR_EXAMPLES = [e for e in load(ROOT).examples if e.translation is not None]
-SETTINGS = settings(max_examples=60, deadline=None,
+SETTINGS = settings(max_examples=examples(60), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 

@@ -53,6 +53,7 @@ def seeds(schema_id: str) -> list[Any]:
     return [instance for instance in found if reference.is_valid(instance)]
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("root", ROOTS, ids=lambda r: r.name)
 def test_shipped_validators_agree_with_jsonschema(root: Any) -> None:
     is_valid: Callable[[object], bool] = getattr(shipped, f"is_valid_{root.name}")
@@ -98,6 +99,7 @@ def _guarded(kind: str, data: str) -> bool:
     return "NaN" in data or "Infinity" in data or (kind in nullable and "null" in data)
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("root", WHOLE, ids=lambda r: r.name)
 def test_the_typed_hot_and_quick_paths_accept_only_valid_events(root: Any) -> None:
     """The decoder's typed hot and quick paths trust pydantic's strict mode instead of the
@@ -132,6 +134,7 @@ def _strictly_built(build: Callable[..., Any], instance: dict[str, Any]) -> bool
     return bool(event.seq <= SEQ_MAX)
 
 
+@pytest.mark.deep
 @pytest.mark.parametrize("root", TRUSTED, ids=lambda r: r.name)
 def test_the_typed_general_path_builds_only_valid_events(root: Any) -> None:
     """The decoder's general path, typed, lets pydantic's strict mode stand in for the
