@@ -228,7 +228,7 @@ def test_a_decoder_of_ones_own_keeps_the_diagnostics(server: _Server) -> None:
     with httpx.Client(timeout=TIMEOUT) as client, \
             client.stream("GET", url(server, "complete/tool-flow-response-1.sse")) as response:
         events = list(iter_httpx(response, decoder=decoder))
-    assert len(events) == 5
+    assert len(events) == 4  # the refused tool.call is not returned (D-TOOL-CALL-CHECKS)
     assert [d.rule for d in decoder.diagnostics] == ["LS-CALL-4"]
 
 

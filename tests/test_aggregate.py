@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
+from depth import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from llm_stream import Aggregate, Decoder, aggregate
 from llm_stream.aggregate import ToolCall, Usage
@@ -128,12 +132,72 @@ def test_usage_keeps_the_last_running_totals_and_absent_counts_stay_none() -> No
     assert aggregate([{"type": "stream.end"}]).usage is None
 
 
+START_EVENT = {"type": "stream.start", **START}
+
+
 def test_tool_arguments_that_are_not_json_keep_their_text() -> None:
     call = {"type": "tool.call", "index": 0, "id": "c", "name": "f", "arguments": "{'a': 1}"}
-    (tool_call,) = aggregate([call]).tool_calls
+    (tool_call,) = aggregate([START_EVENT, call]).tool_calls
     assert (tool_call.arguments, tool_call.parsed) == ("{'a': 1}", None)
-    (tool_call,) = aggregate([{**call, "arguments": None}]).tool_calls
-    assert tool_call.parsed is None
+    assert aggregate([START_EVENT, {**call, "arguments": None}]).tool_calls == []
+
+
+def test_a_tool_call_out_of_its_place_is_no_call_to_make() -> None:
+    """Before stream.start, after an error or after stream.end (decision D-TOOL-CALL-CHECKS)."""
+    call = {"type": "tool.call", "index": 0, "id": "c", "name": "f", "arguments": "{}"}
+    error = {"type": "error", "code": "overloaded", "message": "m"}
+    end = {"type": "stream.end"}
+    assert aggregate([call, START_EVENT]).tool_calls == []
+    assert aggregate([START_EVENT, error, call]).tool_calls == []
+    assert aggregate([START_EVENT, end, call]).tool_calls == []
+    assert len(aggregate([START_EVENT, call, end]).tool_calls) == 1
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner,
+                                                                 max_size=3),
+    max_leaves=6,
+)
+MEMBERS = ["index", "delta", "text", "signature", "id", "name", "arguments", "stop_reason",
+           "input_tokens", "output_tokens", "cached_input_tokens", "model", "request_id",
+           "created", "code", "message"]
+HOSTILE_EVENTS = st.builds(
+    lambda kind, members: {"type": kind, **members},
+    st.sampled_from(["content.delta", "reasoning.delta", "reasoning.signature", "tool.call",
+                     "content.stop", "usage", "stream.start", "error", "stream.end", "x"]),
+    st.dictionaries(st.sampled_from(MEMBERS), JSON_VALUES | st.fixed_dictionaries(
+        {"text": JSON_VALUES}), max_size=6),
+)
+
+
+@settings(max_examples=examples(400), deadline=None)
+@given(st.lists(HOSTILE_EVENTS | st.sampled_from([START_EVENT]), max_size=8))
+def test_aggregate_never_raises_on_any_shape_the_fast_path_returns(events: list[Any]) -> None:
+    """`Decoder(typed=False, validate=False)` checks only the envelope, so a hostile server's
+    members can be of any type ({"delta": {"text": 5}}, {"index": [0]}); what is of the wrong
+    type is left out, and every call listed is one of strings at an integer index."""
+    result = aggregate(events)
+    assert all(type(text) is str for text in result.text.values())
+    for call in result.tool_calls:
+        assert type(call.index) is int
+        assert all(type(v) is str for v in (call.id, call.name, call.arguments))
+
+
+def test_the_fast_path_of_a_hostile_server_aggregates() -> None:
+    body = b"".join(
+        f"event: {e['type']}\ndata: {json.dumps({'v': '1.0', 'seq': seq, **e})}\n\n".encode()
+        for seq, e in enumerate([
+            START_EVENT,
+            {"type": "content.delta", "index": 0, "role": "assistant", "delta": {"text": 5}},
+            {"type": "content.delta", "index": 0, "role": "assistant", "delta": {"text": "a"}},
+            {"type": "content.stop", "index": [0], "stop_reason": "end_turn"},
+            {"type": "stream.end"},
+        ]))
+    decoder = Decoder(typed=False, validate=False)
+    events = decoder.feed(body) + decoder.close()
+    assert len(events) == 5
+    assert aggregate(events).text == {0: "a"}
 
 
 def test_events_can_be_added_one_by_one_as_they_arrive() -> None:

@@ -293,7 +293,7 @@ def test_lifecycle_false_checks_events_one_by_one() -> None:
 def test_a_body_without_events_is_reported_on_its_first_line(body: bytes) -> None:
     events, decoder = decode(body)
     assert events == []
-    assert [(d.rule, d.line) for d in decoder.diagnostics] == [("LS-END-2", 1)]
+    assert [(d.rule, d.line) for d in decoder.diagnostics] == [("LS-START-1", 1), ("LS-END-2", 1)]
 
 
 @pytest.mark.parametrize("make", [bytearray, memoryview])
@@ -318,7 +318,7 @@ def test_nesting_too_deep_to_parse_is_reported_not_raised() -> None:
             with pytest.raises(LLMStreamError):
                 decode(body, **options)
         else:
-            assert "LS-SSE-2" in rules(decode(body, **options)[1])
+            assert rules(decode(body, **options)[1]) == ["LS-LIMIT-3"]
 
 
 @pytest.mark.parametrize("typed", [True, False], ids=["typed", "raw"])
@@ -452,7 +452,7 @@ def event_objects(draw: st.DrawFn, seq: int) -> dict[str, Any]:
 
 def mutate(draw: st.DrawFn, obj: dict[str, Any]) -> dict[str, Any]:
     obj = dict(obj)
-    how = draw(st.sampled_from(["drop", "retype", "seq", "version", "extra"]))
+    how = draw(st.sampled_from(["drop", "retype", "seq", "version", "extra", "integral"]))
     key = draw(st.sampled_from(sorted(obj)))
     if how == "drop":
         del obj[key]
@@ -462,6 +462,8 @@ def mutate(draw: st.DrawFn, obj: dict[str, Any]) -> dict[str, Any]:
         obj["seq"] = draw(st.integers(-1, 2**53 + 2))
     elif how == "version":
         obj["v"] = "2.0"
+    elif how == "integral":  # an integer written as 2.0 (decision D-INTEGERS)
+        obj.update({k: float(v) for k, v in obj.items() if type(v) is int and abs(v) < 2**53})
     else:
         obj["vendor:" + draw(TEXTS)] = draw(TEXTS)
     return obj
@@ -475,7 +477,8 @@ def bodies(draw: st.DrawFn) -> bytes:
         obj = draw(event_objects(seq))
         shape = draw(st.sampled_from(
             ["plain"] * 6 + ["mutated", "not-json", "split", "multi-data", "data-only",
-                             "mismatch", "comment", "id-retry", "array", "raw"]))
+                             "mismatch", "comment", "id-retry", "array", "raw", "twice",
+                             "deep"]))
         kind = obj.get("type")
         text = json.dumps(obj, ensure_ascii=draw(st.booleans()), separators=(",", ":"))
         if shape == "mutated":
@@ -483,6 +486,12 @@ def bodies(draw: st.DrawFn) -> bytes:
             text = json.dumps(obj, ensure_ascii=False)
         if shape == "not-json":
             text = text[: draw(st.integers(0, len(text) - 1))]
+        if shape == "twice":  # a member name written twice (decision D-DUPLICATE-KEYS)
+            name = draw(st.sampled_from(sorted(obj)))
+            text = text[:-1] + "," + json.dumps(name) + ":" + json.dumps(draw(TEXTS)) + "}"
+        if shape == "deep":  # at the depth limit, or past it (LS-LIMIT-3)
+            depth = draw(st.sampled_from([126, 127, 128]))
+            text = text[:-1] + ',"x":' + "[" * depth + "]" * depth + "}"
         if shape == "split":
             cut = draw(st.integers(1, len(text) - 1))
             pieces.append(f"event: {kind}\ndata: {text[:cut]}\n\ndata: {text[cut:]}\n\n")
@@ -589,7 +598,9 @@ def test_any_chunking_gives_the_same_events_and_diagnostics(
 
 @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=bodies(), options=st.sampled_from(
-    [{}, {"typed": False}, {"typed": False, "validate": False}, {"strict": True}]))
+    [{}, {"typed": False}, {"typed": False, "validate": False}, {"strict": True},
+     {"typed": False, "validate": False, "max_blocks": 2},
+     {"lifecycle": False, "tools": ["get_weather"]}]))
 def test_the_hot_paths_decide_as_the_general_path_does(
     body: bytes, options: dict[str, Any]
 ) -> None:
@@ -953,11 +964,12 @@ def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
     weighed = {
         # configuration
         "typed", "_typed", "strict", "tools", "request_metadata", "lifecycle", "_validates",
-        "_is_valid", "_errors", "_sse",
+        "_is_valid", "_errors", "_sse", "_max_blocks",
         # what the general path reads or changes, and so the quick path too
         "diagnostics", "_state", "_first", "_expected_seq", "_last_line", "_pending", "_blocks",
         "_block_kinds", "_block_counts", "_counts", "_seen", "_last_value", "_closes_with",
-        "_completed", "_joining", "_built", "_steady", "_failed", "_closed",
+        "_completed", "_joining", "_built", "_steady", "_failed", "_closed", "_placed",
+        "_end_rejected",
     }
     assert set(vars(Decoder())) == weighed
 
@@ -975,9 +987,12 @@ def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() ->
         and set(value) <= set(lifecycle.PLACES)
     }
     weighed = {"PLACES", "BLOCK_KINDS", "PER_BLOCK", "CLOSES_WITH", "EXPECTED", "FIELD_CHECKS",
-               "COMPLETES_BLOCK", "FRAGMENTS"}
+               "COMPLETES_BLOCK", "FRAGMENTS",
+               "INTEGER_MEMBERS"}  # the hot paths take seq and index as ints only
     assert tables == weighed
     from llm_stream.decoder import _STEADY_KINDS
 
-    for name in weighed - {"PLACES", "BLOCK_KINDS"}:
+    for kind in _STEADY_KINDS:  # an integral float anywhere else would pass them unconverted
+        assert set(lifecycle.INTEGER_MEMBERS[kind]) <= {"index", "seq"}, kind
+    for name in weighed - {"PLACES", "BLOCK_KINDS", "INTEGER_MEMBERS"}:
         assert not _STEADY_KINDS & set(getattr(lifecycle, name)), name

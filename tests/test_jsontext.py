@@ -4,6 +4,7 @@ refuses (NaN, Infinity, unpaired surrogates) and keeping integers of any size ex
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -11,7 +12,14 @@ from depth import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from llm_stream.jsontext import loads
+from llm_stream.jsontext import (
+    MAX_DEPTH,
+    MAX_DIGITS,
+    JSONLimitError,
+    duplicate_name,
+    duplicate_names,
+    loads,
+)
 
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.floats(allow_nan=False, allow_infinity=False)
@@ -58,14 +66,58 @@ def test_invalid_utf8_is_refused() -> None:
         loads(b'"\xff"')
 
 
-def test_nesting_deeper_than_the_fast_parser_takes_is_still_json() -> None:
-    text = "[" * 600 + "]" * 600
+def nested(depth: int, inner: str = "1") -> str:
+    """An object holding arrays, `depth` deep in all."""
+    return '{"a":' + "[" * (depth - 1) + inner + "]" * (depth - 1) + "}"
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 200, 202, 600, 100_000])
+@pytest.mark.parametrize("inner", ["1", "", "[1"], ids=["value", "empty", "broken"])
+def test_nesting_past_the_limit_is_refused_with_its_rule(depth: int, inner: str) -> None:
+    """The same limit whatever the parser underneath would take (pydantic-core takes about 200
+    levels, the standard library the interpreter's recursion limit), JSON or not."""
+    with pytest.raises(JSONLimitError) as refused:
+        loads(nested(depth, inner))
+    assert refused.value.rule == "LS-LIMIT-3"
+
+
+def test_nesting_up_to_the_limit_is_json_whatever_the_callers_stack() -> None:
+    text = nested(MAX_DEPTH)
     assert loads(text) == reference(text)
 
+    def deep_caller(frames: int) -> Any:
+        return loads(text) if frames == 0 else deep_caller(frames - 1)
 
-def test_nesting_beyond_the_recursion_limit_is_refused_not_raised() -> None:
-    with pytest.raises(ValueError):
-        loads("[" * 100_000 + "]" * 100_000)
+    assert deep_caller(sys.getrecursionlimit() - 60) == reference(text)
+    assert loads(nested(MAX_DEPTH, '"[[[[' + "[" * 200 + '"')) is not None  # brackets in text
+
+
+def test_a_number_past_the_digit_limit_is_refused_with_its_rule() -> None:
+    digits = "7" * MAX_DIGITS
+    assert loads(f"[{digits}]") == [int(digits)]
+    assert loads(f'["{digits}7"]') == [digits + "7"]  # a string may be longer
+    assert loads(f"[0.{digits}7]") is not None  # so may a fraction
+    for text in (f"[{digits}7]", f"[-{digits}7]", f"[{digits}7.0]", f"[{digits}7e0]"):
+        with pytest.raises(JSONLimitError) as refused:
+            loads(text)
+        assert refused.value.rule == "LS-LIMIT-4"
+
+
+@settings(max_examples=examples(300))
+@given(value=JSON_VALUES, ascii_only=st.booleans(), data=st.data())
+def test_a_member_name_written_twice_is_found(value: Any, ascii_only: bool,
+                                              data: st.DataObject) -> None:
+    """No false alarm on any JSON text, and every object given a name twice is caught, however
+    its quotes are escaped (as \\" or as \\u0022)."""
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    assert not duplicate_names(text, loads(text))
+    name = data.draw(st.sampled_from(['a', 'q"q', "\u00e9"]))
+    key = json.dumps(name, ensure_ascii=ascii_only)
+    inner = json.dumps(value, ensure_ascii=ascii_only)
+    for written_key in (key, key.replace('\\"', "\\u0022")):
+        written = f'{{{written_key}: 1, "x": {inner}, {written_key}: {inner}}}'
+        assert duplicate_names(written, loads(written))
+        assert duplicate_name(written) == name
 
 
 def test_numbers_at_the_edges() -> None:
@@ -73,4 +125,4 @@ def test_numbers_at_the_edges() -> None:
     assert loads("-0") == 0 and type(loads("-0")) is int
     assert loads("18446744073709551616") == 2**64
     assert loads("-9223372036854775809") == -(2**63) - 1
-    assert loads('{"a": 1, "a": 2}') == {"a": 2}  # the last member wins, as everywhere
+    assert loads('{"a": 1, "a": 2}') == {"a": 2}  # the last member wins; the decoder refuses it

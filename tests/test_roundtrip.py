@@ -7,6 +7,7 @@ requests go JSON -> validator -> model -> JSON; every tagged example is judged a
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,8 @@ def test_body_round_trips_through_models_and_encoder(example: Example) -> None:
         again = encode_event(model)
         assert json.loads(again.split(b"data: ", 1)[1]) == obj
     reencoded = b"".join(encode_event(obj) for obj in raw)
-    if b"\r" not in body and b"\\u" not in body:
+    integral = re.search(rb'":-?[0-9]+[.eE]', body)  # 1.0 comes back as 1 (D-INTEGERS)
+    if b"\r" not in body and b"\\u" not in body and integral is None:
         assert reencoded == body, "the encoder does not give back the exact bytes"
     assert _decode(reencoded, typed=False, lifecycle=lifecycle) == raw
 

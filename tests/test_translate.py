@@ -261,6 +261,16 @@ def test_counts_not_reported_stay_absent() -> None:
     assert set(usage) == {"v", "seq", "type", "input_tokens", "output_tokens"}
 
 
+def test_counts_written_as_integral_numbers_are_those_integers() -> None:
+    """A vendor count written 3.0 is 3, as in our own streams (decision D-INTEGERS)."""
+    events, _ = translate("openai-chat", sse(
+        chat(delta(content="hi", finish="stop")),
+        chat(usage={"prompt_tokens": 3.0, "completion_tokens": 1e0, "total_tokens": 4}), "[DONE]"))
+    (usage,) = (e for e in events if e["type"] == "usage")
+    assert (usage["input_tokens"], usage["output_tokens"]) == (3, 1)
+    assert type(usage["input_tokens"]) is int
+
+
 def test_anthropic_usage_totals_replace_never_add_and_keep_cache_counts() -> None:
     body = named(
         ("message_start", {"message": {"model": "claude", "usage": {

@@ -2,7 +2,9 @@
 
 The generator cannot resolve our `urn:` refs, and the models need no conditional logic (the
 generated validators judge validity), so the bundle puts every schema under `$defs` by its class
-name, rewrites refs to local ones and drops the `if`/`then` branches and `x-` annotations.
+name, rewrites refs to local ones and drops the `if`/`then` branches and `x-` annotations, and
+the constraints whose breach is only a warning (an `allOf` member whose x-rule is a SHOULD): the
+decoder returns an event with a warning, so its model must take it (seq past 2^53 - 1, LS-SEC-6).
 """
 
 from __future__ import annotations
@@ -40,6 +42,12 @@ def class_names(spec: Spec) -> dict[str, str]:
 def bundle(spec: Spec) -> dict[str, Any]:
     names = class_names(spec)
 
+    def warns(part: object) -> bool:
+        if not isinstance(part, Mapping) or "$ref" in part:
+            return False
+        rule = spec.rules.get(part.get("x-rule", ""))
+        return rule is not None and rule.severity == "warning"
+
     def rewrite(node: Any, base_id: str, document: Mapping[str, Any]) -> Any:
         if isinstance(node, list):
             return [rewrite(item, base_id, document) for item in node]
@@ -55,7 +63,8 @@ def bundle(spec: Spec) -> dict[str, Any]:
             else:
                 out[key] = rewrite(value, base_id, document)
         for part in node.get("allOf", ()):
-            _merge_part(out, rewrite(part, base_id, document), part, base_id, document)
+            if not warns(part):
+                _merge_part(out, rewrite(part, base_id, document), part, base_id, document)
         return out
 
     defs: dict[str, Any] = {}

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from .model import ENVELOPE_ID, Spec
 from .rendering import PACKAGE_DIR, Artifact, environment, inputs_hash, python_header, template_dir
-from .schema_walk import envelope_constants
+from .schema_walk import envelope_constants, integer_members
 
 
 def static_python(spec: Spec) -> Iterator[Artifact]:
@@ -36,6 +36,19 @@ def rendered_python(spec: Spec) -> Iterator[Artifact]:
             header = python_header(
                 spec, f"the spec source and codegen/templates/{name}", inputs_hash(spec, name)
             )
-            body = env.get_template(name).render(spec=spec, version=version, seq_max=seq_max)
+            body = env.get_template(name).render(
+                spec=spec, version=version, seq_max=seq_max, integers=integer_tables(spec)
+            )
             module = f"{package}{path.name.removesuffix('.j2')}"
             yield Artifact(f"{PACKAGE_DIR}/{module}", (header + body).encode())
+
+
+def integer_tables(spec: Spec) -> dict[str, tuple[str, ...]]:
+    """The integer members of the envelope (under "") and of each event type, its envelope's
+    included (decision D-INTEGERS)."""
+    envelope = integer_members(spec.schemas[ENVELOPE_ID].document)
+    tables = {"": envelope}
+    for event in spec.event_types:
+        own = integer_members(spec.schemas[event.schema_id].document)
+        tables[event.name] = tuple(sorted({*envelope, *own}))
+    return tables

@@ -78,3 +78,20 @@ def envelope_constants(envelope: Mapping[str, Any]) -> tuple[object, object]:
     maxima = [node["maximum"] for _, node in iter_nodes(properties.get("seq") or {})
               if type(node.get("maximum")) is int]
     return version, min(maxima, default=None)
+
+
+def integer_members(schema: Mapping[str, Any]) -> tuple[str, ...]:
+    """The top-level members that a schema types as integers, anywhere under the member's own
+    schema (an `allOf` part included), sorted: the members whose integral numbers the decoder
+    reads as integers (decision D-INTEGERS)."""
+    found = set()
+    parts = [schema, *(p for p in schema.get("allOf") or () if isinstance(p, Mapping))]
+    for part in parts:
+        for name, member in (part.get("properties") or {}).items():
+            if isinstance(member, Mapping) and any(
+                node.get("type") == "integer"
+                or (isinstance(node.get("type"), list) and "integer" in node["type"])
+                for _, node in iter_nodes(member)
+            ):
+                found.add(name)
+    return tuple(sorted(found))

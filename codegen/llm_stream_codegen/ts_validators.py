@@ -34,6 +34,7 @@ from .validator_code import (
     Part,
     Ptr,
     json_text,
+    name_wanted,
     plural,
     shorten,
     type_words,
@@ -458,7 +459,7 @@ class _TypeScriptCompiler:
             if not self.schema._trivial(names):
                 k = fn.var("k")
                 member = ptr.dynamic_key(k)
-                message = [*member.parts, (False, " has a property name that is not allowed")]
+                message = [*member.parts, (False, name_wanted(names))]
                 inner = fn.capture(self._if_error, fn, ind + 1,
                                    f"!{self._is_call(names, names_loc, k)}",
                                    rule_of(names, rule, ts_literal), member, message)

@@ -211,6 +211,15 @@ class Ptr:
         return self.parts
 
 
+def name_wanted(names: object) -> str:
+    """What a message says of a property name that `propertyNames` refuses: what the schema's
+    description says it must be, where it says so."""
+    description = names.get("description") if isinstance(names, Mapping) else None
+    if isinstance(description, str):
+        return f": the property name must be {description}"
+    return " has a property name that is not allowed"
+
+
 def plural(n: int | float, singular: str, plural: str) -> str:
     return f"{n} {singular if n == 1 else plural}"
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any, Final
 
-from .validator_code import Ptr, lit
+from .validator_code import Ptr, lit, name_wanted
 from .validator_core import count_bound, rule_of
 from .validator_generic import GenericKeywords
 from .validator_index import Loc
@@ -67,7 +67,7 @@ class ObjectKeywords(GenericKeywords):
             if not self._trivial(names):
                 k = fn.var("k")
                 member = ptr.dynamic_key(k)
-                message = [*member.parts, (False, " has a property name that is not allowed")]
+                message = [*member.parts, (False, name_wanted(names))]
                 names_rule = rule_of(names, rule)
                 inner = fn.capture(mode.holds, ind + 1, names, names_loc, k, names_rule, member,
                                    message)

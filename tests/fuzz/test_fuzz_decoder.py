@@ -45,7 +45,9 @@ TOKENS = [b"\n", b"\r", b"\r\n", b"\n\n", b"\r\n\r\n", b":", b" ", b"data:", b"d
           b"event: ", b"id: ", b"retry: 5", b"{", b"}", b"[", b"]", b'"', b",", b"\\",
           b'"seq":', b'"type":', b'"v":"1.0"', b"0", b"-1", b"9007199254740993", b"1e400",
           b"NaN", b"null", b"true", b"\xff", b"\xc3", b"\xe2\x82", b"\xef\xbb\xbf", b"\x00",
-          "\u00e9".encode(), "\u4e2d".encode(), "\U0001f600".encode(), b"\\ud800"]
+          "\u00e9".encode(), "\u4e2d".encode(), "\U0001f600".encode(), b"\\ud800",
+          b"9.0", b"0e0", b"1.0", b'"type":"tool.call",', b'"text":"x",', b"\\u0022",
+          b"[" * 127, b"]" * 127, b"7" * 4301]
 
 
 @st.composite
@@ -84,9 +86,11 @@ OPTIONS = st.fixed_dictionaries({}, optional={
     "validate": st.booleans(),
     "strict": st.booleans(),
     "lifecycle": st.booleans(),
-    "tools": st.sampled_from([[], ["get_weather"], ("get_weather", "get_forecast")]),
+    "tools": st.sampled_from([[], ["get_weather"], ("get_weather", "get_forecast"),
+                              [{"name": "get_weather", "description": "", "parameters": {}}]]),
     "max_line_bytes": st.sampled_from([16, 64, 100, 256, 1 << 20]),
     "max_event_bytes": st.sampled_from([16, 64, 100, 256, 8 << 20]),
+    "max_blocks": st.sampled_from([1, 2, 4096]),
 })
 
 

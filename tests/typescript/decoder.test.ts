@@ -112,3 +112,43 @@ describe("a ReadableStream", () => {
         assert.ok(result.usage !== null && result.usage.output_tokens !== null);
     });
 });
+
+describe("hostile input", () => {
+    const encoder = new TextEncoder();
+    const sse = (kind: string, data: string): string => `event: ${kind}\ndata: ${data}\n\n`;
+    const start = sse("stream.start", '{"v":"1.0","seq":0,"type":"stream.start","model":"m","created":1}');
+    const call = (seq: number, name: string): string => sse("tool.call",
+        `{"v":"1.0","seq":${seq},"type":"tool.call","index":0,"id":"c${seq}","name":"${name}","arguments":"{}"}`);
+
+    it("takes the declared tools as names or as the request's tools array, never one string", () => {
+        for (const tools of [["get_weather"], [{ name: "get_weather", description: "", parameters: {} }]]) {
+            const decoder = new Decoder({ tools, lifecycle: false });
+            const events = decoder.feed(encoder.encode(call(1, "rm") + call(2, "get_weather")));
+            assert.deepEqual(decoder.diagnostics.map((d) => d.rule), ["LS-CALL-4"]);
+            assert.equal(events.length, 1); // the refused call is not returned
+        }
+        assert.throws(() => new Decoder({ tools: "get_weather" as unknown as string[] }), TypeError);
+        assert.throws(() => new Decoder({ tools: [{ title: "x" }] as unknown as string[] }), TypeError);
+    });
+
+    it("refuses a member name written twice and JSON past the depth limit", () => {
+        const twice = sse("content.delta", '{"v":"1.0","seq":1,"type":"content.delta","index":0,'
+            + '"role":"assistant","delta":{"text":"a","text":"b"}}');
+        const deep = sse("content.delta", '{"v":"1.0","seq":2,"type":"content.delta","index":0,'
+            + `"role":"assistant","delta":{"text":"a"},"x":${"[".repeat(128)}${"]".repeat(128)}}`);
+        const decoder = new Decoder();
+        assert.equal(decoder.feed(encoder.encode(start + twice + deep)).length, 1);
+        assert.deepEqual(decoder.diagnostics.map((d) => d.rule), ["LS-SSE-6", "LS-LIMIT-3"]);
+    });
+
+    it("aggregates events of any shape without throwing, listing only calls in their place", () => {
+        const result = new Aggregate()
+            .add({ type: "tool.call", index: 0, id: "a", name: "rm", arguments: "{}" })
+            .add({ type: "stream.start" })
+            .add({ type: "content.delta", index: [0], delta: { text: 5 } })
+            .add({ type: "content.delta", index: 0, delta: { text: "a" } })
+            .add({ type: "tool.call", index: 1, id: "b", name: "f", arguments: "{}" });
+        assert.equal(result.outputText, "a");
+        assert.deepEqual(result.toolCalls.map((c) => c.id), ["b"]);
+    });
+});

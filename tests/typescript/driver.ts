@@ -43,7 +43,7 @@ function decoderOptions(options: Readonly<Record<string, unknown>>): Record<stri
     const names: Record<string, string> = {
         tools: "tools", request_metadata: "requestMetadata", lifecycle: "lifecycle",
         validate: "validate", strict: "strict", max_line_bytes: "maxLineBytes",
-        max_event_bytes: "maxEventBytes",
+        max_event_bytes: "maxEventBytes", max_blocks: "maxBlocks",
     };
     return Object.fromEntries(Object.entries(options).map(([key, value]) => {
         if (!(key in names)) {

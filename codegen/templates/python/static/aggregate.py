@@ -3,7 +3,9 @@
 Text is joined per content index, and reasoning apart from it with the signature of its block;
 tool calls keep their raw and parsed arguments, usage keeps the last running totals (decision
 D-USAGE-TOTALS), and counts never reported stay None, never zero. Works on typed events and on
-the raw dicts of the fast path alike.
+the raw dicts of the fast path alike, whatever their shape: a member of the wrong type (which only
+`Decoder(validate=False)` passes) is left out, never raised on. A tool call counts only between
+stream.start and stream.end, before any error (decision D-TOOL-CALL-CHECKS).
 """
 
 from __future__ import annotations
@@ -20,10 +22,24 @@ from .jsontext import loads
 def _get(event: Any, name: str) -> Any:
     if isinstance(event, dict):
         return event.get(name)
+    if not isinstance(event, BaseModel):
+        return None
     value = getattr(event, name, None)
-    if value is None and isinstance(event, BaseModel) and event.model_extra:
+    if value is None and event.model_extra:
         value = event.model_extra.get(name)
     return value
+
+
+def _int(event: Any, name: str) -> int | None:
+    """A member that should be an integer, or None (a bool is no integer)."""
+    value = _get(event, name)
+    return value if type(value) is int else None
+
+
+def _str(event: Any, name: str) -> str | None:
+    """A member that should be a string (a registered value's enum member is one), or None."""
+    value = _get(event, name)
+    return value if isinstance(value, str) else None
 
 
 @dataclass
@@ -64,6 +80,7 @@ class Aggregate:
     """(code, message) of the error event, if one came."""
     ended: bool = False
     """Whether stream.end arrived."""
+    _started: bool = field(default=False, init=False, repr=False, compare=False)
 
     @property
     def output_text(self) -> str:
@@ -78,41 +95,52 @@ class Aggregate:
     def add(self, event: Any) -> None:
         """Fold one event in; unknown event types are ignored, as parsers ignore unknown data."""
         kind = _get(event, "type")
-        if kind == "content.delta":
-            delta = _get(event, "delta")
-            index = _get(event, "index")
-            self.text[index] = self.text.get(index, "") + (_get(delta, "text") or "")
-        elif kind == "reasoning.delta":
-            delta = _get(event, "delta")
-            index = _get(event, "index")
-            self.reasoning[index] = self.reasoning.get(index, "") + (_get(delta, "text") or "")
+        index = _int(event, "index")
+        if kind in ("content.delta", "reasoning.delta"):
+            text = _str(_get(event, "delta"), "text")
+            if index is not None and text is not None:
+                joined = self.text if kind == "content.delta" else self.reasoning
+                joined[index] = joined.get(index, "") + text
         elif kind == "reasoning.signature":
-            self.reasoning_signatures[_get(event, "index")] = _get(event, "signature")
+            signature = _str(event, "signature")
+            if index is not None and signature is not None:
+                self.reasoning_signatures[index] = signature
         elif kind == "tool.call":
-            arguments = _get(event, "arguments")
-            try:
-                parsed = loads(arguments)
-            except (TypeError, ValueError):  # not JSON text, or not text at all
-                parsed = None
-            self.tool_calls.append(
-                ToolCall(_get(event, "index"), _get(event, "id"), _get(event, "name"),
-                         arguments, parsed)
-            )
+            self._tool_call(event, index)
         elif kind == "content.stop":
-            self.stop_reasons[_get(event, "index")] = _get(event, "stop_reason")
+            reason = _str(event, "stop_reason")
+            if index is not None and reason is not None:
+                self.stop_reasons[index] = reason
         elif kind == "usage":
-            self.usage = Usage(*(_get(event, name) for name in (
+            self.usage = Usage(*(_int(event, name) for name in (
                 "input_tokens", "output_tokens", "cached_input_tokens", "reasoning_tokens",
                 "cache_creation_input_tokens")))
         elif kind == "stream.start":
-            self.model = _get(event, "model")
-            self.request_id = _get(event, "request_id")
-            self.created = _get(event, "created")
+            self._started = True
+            self.model = _str(event, "model")
+            self.request_id = _str(event, "request_id")
+            self.created = _int(event, "created")
         elif kind == "error":
-            self.error = (_get(event, "code"), _get(event, "message"))
+            code, message = _str(event, "code"), _str(event, "message")
+            if code is not None and message is not None:
+                self.error = (code, message)
         elif kind == "stream.end":
             self.ended = True
-            self.request_id = self.request_id or _get(event, "request_id")
+            self.request_id = self.request_id or _str(event, "request_id")
+
+    def _tool_call(self, event: Any, index: int | None) -> None:
+        """A call to make: one that came in its place, with every member of its type."""
+        call_id, name, arguments = (_str(event, n) for n in ("id", "name", "arguments"))
+        if (
+            not self._started or self.ended or self.error is not None or index is None
+            or call_id is None or name is None or arguments is None
+        ):
+            return
+        try:
+            parsed = loads(arguments)
+        except ValueError:  # not JSON text
+            parsed = None
+        self.tool_calls.append(ToolCall(index, call_id, name, arguments, parsed))
 
 
 def aggregate(events: Iterable[Any]) -> Aggregate:

@@ -232,6 +232,7 @@ def _check(args: argparse.Namespace) -> int:
             **answered_request(request=args.request, tools=args.tools),
             max_line_bytes=args.max_line_bytes,
             max_event_bytes=args.max_event_bytes,
+            max_blocks=args.max_blocks,
         )
         for batch, found in iter_capture(args.path, decoder):
             events += len(batch)
@@ -314,7 +315,7 @@ def _translate_request(args: argparse.Namespace) -> int:
 
 def _decode(args: argparse.Namespace) -> int:
     decoder = Decoder(typed=False, max_line_bytes=args.max_line_bytes,
-                      max_event_bytes=args.max_event_bytes)
+                      max_event_bytes=args.max_event_bytes, max_blocks=args.max_blocks)
     out = sys.stdout.buffer
     errors = 0
     for batch, found in iter_capture(args.path, decoder):
@@ -339,6 +340,8 @@ def _limits(command: argparse.ArgumentParser) -> None:
                          help="the longest line accepted (default: 1 MiB)")
     command.add_argument("--max-event-bytes", type=positive, default=8 << 20, metavar="N",
                          help="the largest event accepted (default: 8 MiB)")
+    command.add_argument("--max-blocks", type=positive, default=4096, metavar="N",
+                         help="the most content blocks a stream may open (default: 4096)")
 
 
 def configure_check(check: argparse.ArgumentParser) -> None:

@@ -17,7 +17,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, get_args, get_type
 
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, Severity
-from .jsontext import from_json, loads
+from .jsontext import (
+    MAX_DEPTH,
+    JSONLimitError,
+    duplicate_name,
+    duplicate_names,
+    from_json,
+    loads,
+    too_deep,
+)
 from .rules import severity
 from .sse import Fields, SSEDecoder
 from .validators import (
@@ -134,6 +142,9 @@ class _Typed(NamedTuple):
     schemas accept, once an object with a null member is left to the validator (the
     differential tests hold them to that). An object a model refuses is checked by the
     validator, which reports why, or, valid after all, built in pydantic's lax mode."""
+    members: Mapping[str, int]
+    """How many members the smallest event of each steady type has, nested ones included: a
+    text of one with no more colons than that has no member name twice (D-DUPLICATE-KEYS)."""
 
 
 @cache
@@ -151,7 +162,21 @@ def _typed_tables() -> _Typed:
         for kind, model in sorted(EVENT_MODELS.items())
         if _plain(model) and (_all_required(model) or _flat(model))
     }
-    return _Typed(EVENT_MODELS, UnknownEvent, whole, nullable, trusted)
+    members = {
+        kind: _members(EVENT_MODELS[kind]) for kind in sorted(_STEADY_KINDS)
+        if _all_required(EVENT_MODELS[kind])
+    }
+    return _Typed(EVENT_MODELS, UnknownEvent, whole, nullable, trusted, members)
+
+
+def _members(model: type[BaseModel]) -> int:
+    """The members of an object of a model whose every field is required, nested ones included."""
+    from pydantic import BaseModel
+
+    return sum(
+        1 + (_members(kind) if isinstance(kind, type) and issubclass(kind, BaseModel) else 0)
+        for kind in (field.annotation for field in model.model_fields.values())
+    )
 
 
 def _field_types(model: type[BaseModel]) -> Iterator[object]:
@@ -202,6 +227,23 @@ _UNPARSED: Any = object()
 
 _VERSION = life.ENVELOPE_VERSION
 _SEQ_MAX = life.SEQ_MAX
+_SHALLOW = 2 * MAX_DEPTH
+"""No text this short nests deeper than the limit (LS-LIMIT-3)."""
+
+_CALLS = frozenset(
+    kind for kind, checks in life.FIELD_CHECKS.items()
+    if any(check == "declared-tool" for check, _, _ in checks)
+)
+"""The event types a client may act on, returned only when every check of them passed
+(decision D-TOOL-CALL-CHECKS)."""
+_ORDERED_CHECKS = frozenset({"non-decreasing"})
+"""Field checks that compare an event with the one before, run only with the lifecycle."""
+_START_RULE = life.STREAM_VIOLATIONS[(life.STREAM_INITIAL, life.UNREGISTERED_PLACE)]
+"""The rule a stream breaks that does not begin with stream.start."""
+_LAST_PLACES = frozenset(
+    place for (_, place), target in life.STREAM_TRANSITIONS.items() if target == life.STREAM_FINAL
+)
+"""The places of the events that end a stream."""
 
 Event: TypeAlias = "EventEnvelope | dict[str, Any]"
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
@@ -214,14 +256,17 @@ class Decoder:
     what remains. Every problem becomes a `Diagnostic` in `diagnostics`, carrying the rule it
     breaks and the line it is on; events that fail their schema are reported and not returned.
     With `strict=True` the first error raises `LLMStreamError` instead. `typed=False` returns the
-    JSON objects as dicts, skipping model construction. `tools` is the set of tool names the
-    request declared; given, every tool.call is checked against it (draft section 8.2).
+    JSON objects as dicts, skipping model construction. `tools` is what the request declared:
+    tool names, or the request's `tools` array (objects with a `name`); given, every tool.call
+    is checked against it (draft section 8.2), wherever it comes and with or without the
+    lifecycle, and a tool.call with any error is not returned (decision D-TOOL-CALL-CHECKS).
     `request_metadata` is the request's `metadata`; given, the events that should echo its
     members (stream.start and stream.end echo request_id) are checked (LS-META-2).
     `lifecycle=False` checks events one by one (framing, envelope, schema) without order,
     for excerpts of a stream. `validate=False`, with `typed=False`, is the fastest path: each
     event is checked against the envelope (v, seq, type) and the lifecycle, not against the
-    schema of its type.
+    schema of its type. `max_blocks` bounds the distinct content block indexes a stream may
+    open (LS-LIMIT-5), as `max_line_bytes` and `max_event_bytes` bound the SSE layer.
     """
 
     def __init__(
@@ -229,22 +274,25 @@ class Decoder:
         *,
         typed: bool = True,
         strict: bool = False,
-        tools: Iterable[str] | None = None,
+        tools: Iterable[str | Mapping[str, Any]] | None = None,
         request_metadata: Mapping[str, Any] | None = None,
         lifecycle: bool = True,
         validate: bool = True,
         max_line_bytes: int = 1 << 20,
         max_event_bytes: int = 8 << 20,
+        max_blocks: int = 4096,
     ) -> None:
         if typed and not validate:
             raise ValueError("typed events are always validated: use typed=False")
+        if type(max_blocks) is not int or max_blocks < 1:
+            raise ValueError(f"max_blocks must be a whole number from 1, got {max_blocks!r}")
         self.typed = typed
         self._typed: _Typed | None = _typed_tables() if typed else None
         self._validates = validate
         self._is_valid = is_valid_event if validate else is_valid_envelope
         self._errors = validate_event if validate else validate_envelope
         self.strict = strict
-        self.tools = None if tools is None else frozenset(tools)
+        self.tools = None if tools is None else _tool_names(tools)
         self.request_metadata = request_metadata
         self.lifecycle = lifecycle
         self.diagnostics: list[Diagnostic] = []
@@ -265,6 +313,9 @@ class Decoder:
         self._joining: dict[int, _Joining] = {}  # block index: its fragments so far
         self._built: set[int] = set()  # blocks that hold an event built by fragments
         self._steady: dict[object, _Steady] = {}
+        self._max_blocks = max_blocks
+        self._end_rejected = False  # the last event, a stream.end, was rejected unplaced
+        self._placed = False  # an event reached the lifecycle
         self._failed = False
         self._closed = False
 
@@ -299,7 +350,10 @@ class Decoder:
         self._flush_pending()
         rule = life.STREAM_UNFINISHED.get(self._state) if self.lifecycle else None
         if rule is not None:
-            self._report(rule, self._last_line, "the body ended without stream.end")
+            if not self._placed:
+                self._report(_START_RULE, self._last_line, "the body ended before stream.start")
+            if not self._end_rejected:  # else that rejection is the finding
+                self._report(rule, self._last_line, "the body ended without stream.end")
         return []
 
     # -- layers -----------------------------------------------------------------------------
@@ -357,10 +411,11 @@ class Decoder:
                     event = validate(payload, strict=True)
                 except ValueError:  # the general path reports why (a context manager costs more)
                     event = None
-            if event is not None:
+            if event is not None and self._sound(payload, event, kind):
                 if (
                     kind in _STEADY_KINDS
                     and event.seq == expected
+                    and expected <= _SEQ_MAX
                     and self._steady.get(event.index, _NOT_STEADY)[0] == kind
                 ):
                     self._expected_seq = expected + 1
@@ -374,7 +429,7 @@ class Decoder:
                 parsed = event = from_json(payload, allow_inf_nan=False)
             except ValueError:
                 event = None
-            if type(event) is dict:
+            if type(event) is dict and self._sound(payload, event, kind):
                 index = event.get("index")
                 steady, _, check = (
                     self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
@@ -383,6 +438,7 @@ class Decoder:
                     steady == kind
                     and kind == event.get("type")
                     and event.get("seq") == expected
+                    and type(event["seq"]) is int
                     and event.get("v") == _VERSION
                     and 1 < expected <= _SEQ_MAX
                     and (check is None or check(event))
@@ -440,10 +496,11 @@ class Decoder:
                                 model = validate(data, strict=True)
                             except ValueError:
                                 model = None
-                        if model is not None:
+                        if model is not None and self._sound(data, model, sse_type):
                             if (
                                 sse_type in _STEADY_KINDS
                                 and model.seq == expected
+                                and expected <= _SEQ_MAX
                                 and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
                                 expected += 1
@@ -460,7 +517,7 @@ class Decoder:
                             parsed = obj = from_json(data, allow_inf_nan=False)
                         except ValueError:
                             obj = None
-                        if type(obj) is dict:
+                        if type(obj) is dict and self._sound(data, obj, sse_type):
                             index = obj.get("index")
                             if type(index) is int:
                                 kind, _, check = steady.get(index, _NOT_STEADY)
@@ -468,6 +525,7 @@ class Decoder:
                                     kind == sse_type
                                     and kind == obj.get("type")
                                     and obj.get("seq") == expected
+                                    and type(obj["seq"]) is int
                                     and obj.get("v") == _VERSION
                                     and 1 < expected <= _SEQ_MAX
                                     and (check is None or check(obj))
@@ -493,6 +551,20 @@ class Decoder:
         if sse_events:
             self._last_line = sse_events[-1][4]
         return out
+
+    def _sound(self, text: str | bytes, value: object, kind: str) -> bool:
+        """Whether the text of an event that the hot or quick path may take nests within the
+        limit (LS-LIMIT-3) and writes no member name twice (D-DUPLICATE-KEYS); the general path
+        reports either. A typed event of a steady type with as many colons as its smallest
+        event has members has none twice (`_Typed.members`)."""
+        if len(text) > _SHALLOW and too_deep(text):
+            return False
+        typed = self._typed
+        if typed is not None:
+            colons = text.count(b":") if isinstance(text, bytes) else text.count(":")
+            if colons == typed.members.get(kind, -1):
+                return True
+        return not duplicate_names(text, value)
 
     def _quick(self, obj: Mapping[str, Any], kind: str, validated: bool) -> bool:
         """Account for an event of a registered type that breaks no rule, as `_event` would,
@@ -521,6 +593,10 @@ class Decoder:
             or seq > _SEQ_MAX
         ):
             return False
+        if not validated:  # an integral number of a float leaves the general path to convert
+            for name in life.INTEGER_MEMBERS[kind]:
+                if type(obj.get(name)) is float:
+                    return False
         state = self._state
         target = moves.get(state)
         if target is None or (not validated and self._validates and not EVENT_CHECKS[kind](obj)):
@@ -532,7 +608,11 @@ class Decoder:
             index = obj.get("index")
             if type(index) is not int:
                 return False
-            block = self._blocks.get(index, life.BLOCK_INITIAL)
+            block = self._blocks.get(index, "")
+            if not block:
+                if len(self._blocks) >= self._max_blocks:
+                    return False
+                block = life.BLOCK_INITIAL
             block_target = block_moves.get(block, "")
             if not block_target:
                 return False
@@ -565,6 +645,8 @@ class Decoder:
         if memos is None or (target == life.STREAM_FINAL and not self._ends_well(kind, target)):
             return False
         # Every check held: the changes `_sequence`, `_lifecycle` and `_block` make.
+        self._placed = True
+        self._end_rejected = False
         self._expected_seq = seq + 1
         if first:
             self._first = False
@@ -645,7 +727,8 @@ class Decoder:
                         return None  # JSON all the same, perhaps (`loads`): the general path knows
             elif check == "unique":
                 if type(value) is str or type(value) is int:
-                    if value in self._seen.get(key, ()):
+                    seen = self._seen.get(key, ())
+                    if value in seen or len(seen) >= self._max_blocks:
                         return None
                     memos.append((check, key, value))
             elif check == "declared-tool":
@@ -676,12 +759,35 @@ class Decoder:
         """Every check of an event; `parsed` is its data as the hot path parsed it, if it did,
         and `model` the event as typed mode built it from its data, if it did."""
         obj = self._parse(data, line, parsed)
-        return None if obj is None else self._event(obj, sse_type, line, model)
+        kind = None if obj is None else obj.get("type")
+        if type(kind) is not str:
+            self._unplaced(sse_type)
+        if obj is None:
+            return None
+        before = len(self.diagnostics)
+        event = self._event(obj, sse_type, line, model)
+        if event is not None and type(kind) is str and kind in _CALLS and any(
+            d.severity is Severity.ERROR for d in self.diagnostics[before:]
+        ):
+            return None  # a tool call a check refused is not one to make
+        return event
+
+    def _unplaced(self, sse_type: str) -> None:
+        """An event the lifecycle cannot place: when its event: line says it ends the stream,
+        its rejection is the finding, not a stream that then ended without one."""
+        if self.lifecycle and life.PLACES.get(sse_type) in _LAST_PLACES:
+            self._end_rejected = True
+            self._steady.clear()  # so that whatever follows reaches the lifecycle
 
     def _parse(self, data: str, line: int, parsed: object = _UNPARSED) -> dict[str, Any] | None:
         """The event's JSON object, joining an envelope split across two events (LS-SSE-3)."""
         try:
-            obj = loads(data) if parsed is _UNPARSED else parsed
+            obj = loads(data) if parsed is _UNPARSED or too_deep(data) else parsed
+        except JSONLimitError as error:
+            self._flush_pending()
+            self._expected_seq += 1
+            self._report(error.rule, line, f"data is refused: {error}")
+            return None
         except ValueError:
             pending = self._pending
             if pending is not None:
@@ -696,7 +802,7 @@ class Decoder:
                     self._report("LS-SSE-3", pending[1],
                                  f"one JSON envelope is split across the events at lines "
                                  f"{pending[1]} and {line}")
-                    return joined
+                    return self._unique(pending[0] + "\n" + data, joined, line)
                 self._not_json(*pending)
                 self._not_json(data, line)
                 return None
@@ -707,7 +813,17 @@ class Decoder:
             self._expected_seq += 1
             self._report("LS-SSE-2", line, f"data must be one JSON object, got {_json_kind(obj)}")
             return None
-        return obj
+        return self._unique(data, obj, line)
+
+    def _unique(self, data: str, obj: dict[str, Any], line: int) -> dict[str, Any] | None:
+        """The object, unless a member name is written twice in it (decision D-DUPLICATE-KEYS)."""
+        if not duplicate_names(data, obj):
+            return obj
+        self._expected_seq += 1
+        name = duplicate_name(data)
+        self._report("LS-SSE-6", line, f"data has the member name {name!r} twice in one object: "
+                                       "every member name must be unique")
+        return None
 
     def _flush_pending(self) -> None:
         if self._pending is not None:
@@ -724,6 +840,13 @@ class Decoder:
     ) -> Event | None:
         kind = obj.get("type")
         registered = type(kind) is str and kind in life.PLACES
+        integers = life.ENVELOPE_INTEGER_MEMBERS
+        if type(kind) is str:
+            integers = life.INTEGER_MEMBERS.get(kind, integers)
+        for name in integers:
+            number = obj.get(name)
+            if type(number) is float and number.is_integer():
+                obj[name] = int(number)  # the integer it equals (decision D-INTEGERS)
         if type(kind) is str and kind != sse_type:
             self._report("LS-ENV-4", line,
                          f"the event: field is {sse_type!r} but the JSON type is {kind!r}")
@@ -732,10 +855,15 @@ class Decoder:
             if build is not None and None not in obj.values():
                 with suppress(ValueError):
                     model = build(obj, strict=True)
+        if model is not None and model.seq > _SEQ_MAX:
+            model = None  # the validator reports it (LS-SEC-6)
         valid = model is not None or self._is_valid(obj)
         if not valid:
-            for error in self._errors(obj):
+            errors = self._errors(obj)
+            for error in errors:
                 self._report(error.rule, line, error.message)
+            # an event whose only findings are warnings (LS-SEC-6, say) is returned
+            valid = all(severity(error.rule) is Severity.WARNING for error in errors)
         if type(kind) is str and not registered:
             self._report("LS-TYPE-1", line, f"{kind!r} is not a registered event type")
         if self.lifecycle:
@@ -744,6 +872,8 @@ class Decoder:
                 self._lifecycle(obj, kind, line)
             else:
                 self._sequence(obj, "", line)
+        elif type(kind) is str:
+            self._field_checks(obj, kind, line)
         if not valid:
             return None
         if self._typed is None:
@@ -768,6 +898,8 @@ class Decoder:
         self._expected_seq = seq + 1
 
     def _lifecycle(self, obj: dict[str, Any], kind: str, line: int) -> None:
+        self._placed = True
+        self._end_rejected = False
         place = life.PLACES.get(kind, life.UNREGISTERED_PLACE)
         state = self._state
         target = life.STREAM_TRANSITIONS.get((state, place))
@@ -775,19 +907,18 @@ class Decoder:
             rule = life.STREAM_VIOLATIONS[(state, place)]
             why = life.STREAM_STATES[state].rstrip(".").lower()
             self._report(rule, line, f"{kind} is not allowed in state {state} ({why})")
+            self._field_checks(obj, kind, line)  # a tool call out of place is checked all the same
             return
         if target != state:
             self._state = target
             self._steady.clear()
         if target == life.FAILED_STATE:
             self._failed = True
-        self._counts[kind] = self._counts.get(kind, 0) + 1
+        if kind in life.EXPECTED:  # counted only where a minimum is checked: bounded state
+            self._counts[kind] = self._counts.get(kind, 0) + 1
         if place in ("block", "block-end"):
             self._block(obj, kind, place, line)
-        checks = life.FIELD_CHECKS.get(kind)
-        if checks:
-            for check, field, rule in checks:
-                self._field_check(check, kind, field, obj.get(field), rule, line)
+        self._field_checks(obj, kind, line)
         if target == life.STREAM_FINAL:
             self._at_end(line)
 
@@ -795,7 +926,13 @@ class Decoder:
         index = obj.get("index")
         if type(index) is not int:
             return
-        state = self._blocks.get(index, life.BLOCK_INITIAL)
+        state = self._blocks.get(index)
+        if state is None:
+            if len(self._blocks) >= self._max_blocks:
+                self._report("LS-LIMIT-5", line, f"block {index} is one more than the "
+                                                 f"{self._max_blocks} blocks a stream may open")
+                return
+            state = life.BLOCK_INITIAL
         target = life.BLOCK_TRANSITIONS.get((state, place))
         if target is None:
             rule = life.BLOCK_VIOLATIONS[(state, place)]
@@ -903,6 +1040,15 @@ class Decoder:
                 self._report(rule, line, f"{kind} {name} is {obj.get(name)!r}, but its "
                                          f"{joining.kind} fragments carry {carried!r}")
 
+    def _field_checks(self, obj: dict[str, Any], kind: str, line: int) -> None:
+        """The checks beyond the schema of an event's fields; those that compare it with the
+        events before it only with the lifecycle."""
+        checks = life.FIELD_CHECKS.get(kind)
+        if checks:
+            for check, field, rule in checks:
+                if self.lifecycle or check not in _ORDERED_CHECKS:
+                    self._field_check(check, kind, field, obj.get(field), rule, line)
+
     def _field_check(
         self, check: str, kind: str, field: str, value: Any, rule: str, line: int
     ) -> None:
@@ -917,7 +1063,11 @@ class Decoder:
             if type(value) is str or type(value) is int:
                 if value in seen:
                     self._report(rule, line, f"{kind} {field} {value!r} is used twice")
-                seen.add(value)
+                elif len(seen) >= self._max_blocks:
+                    self._report("LS-LIMIT-5", line, f"{kind} {field} {value!r} is one more than "
+                                                     f"the {self._max_blocks} a stream may carry")
+                else:
+                    seen.add(value)
         elif check == "declared-tool":
             if self.tools is not None and type(value) is str and value not in self.tools:
                 declared = ", ".join(sorted(self.tools)) or "none"
@@ -994,6 +1144,22 @@ class _Joining:
         if self._hash is None or type(whole) is not str:
             return True
         return bool(self._hash.digest() == hashlib.sha256(whole.encode()).digest())
+
+
+def _tool_names(tools: Iterable[str | Mapping[str, Any]]) -> frozenset[str]:
+    """The declared tool names: from names, or from the request's `tools` array (objects, or
+    models, with a `name`)."""
+    if isinstance(tools, (str, bytes)):
+        raise TypeError("tools must be the declared tool names or the request's tools array, "
+                        f"not one string: {tools!r}")
+    names = set()
+    for tool in tools:
+        name = tool.get("name") if isinstance(tool, Mapping) else getattr(tool, "name", tool)
+        if type(name) is not str:
+            raise TypeError(f"a declared tool is a name or an object with a string name, "
+                            f"got {tool!r}")
+        names.add(name)
+    return frozenset(names)
 
 
 def _json_kind(value: object) -> str:

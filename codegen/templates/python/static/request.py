@@ -8,10 +8,11 @@ the line of the offending value in the body's text, found only when there is som
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from .diagnostics import Diagnostic, SchemaError
-from .jsontext import loads
+from .jsontext import JSONLimitError, duplicate_name, duplicate_names, loads
 from .rules import severity
 from .validators import validate_request
 
@@ -45,14 +46,29 @@ def check_request_text(text: str) -> list[Diagnostic]:
     """Every problem of a request body, each with its rule and line."""
     try:
         request = loads(text)
+    except JSONLimitError as exc:
+        return [Diagnostic("LS-REQ-4", 1, f"the body is refused: {exc}")]
     except ValueError as exc:
         line = getattr(exc, "lineno", 1)
         return [Diagnostic("LS-REQ-4", line, f"the body is not JSON: {exc}")]
     errors = [*validate_request(request), *cross_reference_errors(request)]
-    return [
+    twice = _twice(text, request)
+    return twice + [
         Diagnostic(e.rule, line_of_pointer(text, e.pointer), e.message, severity(e.rule))
         for e in errors
     ]
+
+
+def _twice(text: str, request: object) -> list[Diagnostic]:
+    """A member name written twice in an object of the body (decision D-DUPLICATE-KEYS), on the
+    line of its second occurrence as far as it can be found."""
+    if not duplicate_names(text, request):
+        return []
+    name = duplicate_name(text) or ""
+    written = list(re.finditer(re.escape(json.dumps(name)) + r"\s*:", text))
+    line = text.count("\n", 0, written[1].start()) + 1 if len(written) > 1 else 1
+    return [Diagnostic("LS-REQ-6", line, f"the body has the member name {name!r} twice in one "
+                                         "object: every member name must be unique")]
 
 
 def line_of_pointer(text: str, pointer: str) -> int:

@@ -4,7 +4,9 @@
  * Text is joined per content index, and reasoning apart from it with the signature of its block;
  * tool calls keep their raw and parsed arguments, usage keeps the last running totals (decision
  * D-USAGE-TOTALS), and counts never reported stay null, never zero. As the Python bindings'
- * `aggregate`, it takes whatever the decoder returned, unknown event types included.
+ * `aggregate`, it takes whatever the decoder returned, unknown event types included, and leaves
+ * out a member of the wrong type; a tool call counts only between stream.start and stream.end,
+ * before any error (decision D-TOOL-CALL-CHECKS).
  */
 
 import { isObject, loads, member } from "./jsontext.js";
@@ -34,9 +36,14 @@ function get(event: unknown, name: string): unknown {
     return isObject(event) ? member(event, name) ?? null : null;
 }
 
-function text(delta: unknown): string {
-    const value = get(delta, "text");
-    return typeof value === "string" ? value : "";
+function str(event: unknown, name: string): string | null {
+    const value = get(event, name);
+    return typeof value === "string" ? value : null;
+}
+
+function int(event: unknown, name: string): number | null {
+    const value = get(event, name);
+    return Number.isInteger(value) ? value as number : null;
 }
 
 /** The final result of one stream. */
@@ -56,6 +63,7 @@ export class Aggregate {
     error: { readonly code: unknown; readonly message: unknown } | null = null;
     /** Whether stream.end arrived. */
     ended = false;
+    private started = false;
 
     /** All text blocks joined in index order. */
     get outputText(): string {
@@ -71,44 +79,65 @@ export class Aggregate {
     /** Fold one event in; unknown event types are ignored, as parsers ignore unknown data. */
     add(event: unknown): this {
         const kind = get(event, "type");
-        const index = get(event, "index");
-        if (kind === "content.delta") {
-            this.text.set(index, (this.text.get(index) ?? "") + text(get(event, "delta")));
-        } else if (kind === "reasoning.delta") {
-            this.reasoning.set(index, (this.reasoning.get(index) ?? "") + text(get(event, "delta")));
-        } else if (kind === "reasoning.signature") {
-            this.reasoningSignatures.set(index, get(event, "signature"));
-        } else if (kind === "tool.call") {
-            const args = get(event, "arguments");
-            let parsed: unknown = null;
-            try {
-                parsed = typeof args === "string" ? loads(args) : null;
-            } catch {
-                // not JSON text: kept raw, parsed stays null
+        const index = int(event, "index");
+        if (kind === "content.delta" || kind === "reasoning.delta") {
+            const text = str(get(event, "delta"), "text");
+            const joined = kind === "content.delta" ? this.text : this.reasoning;
+            if (index !== null && text !== null) {
+                joined.set(index, (joined.get(index) ?? "") + text);
             }
-            this.toolCalls.push({ index, id: get(event, "id"), name: get(event, "name"), arguments: args, parsed });
+        } else if (kind === "reasoning.signature") {
+            const signature = str(event, "signature");
+            if (index !== null && signature !== null) {
+                this.reasoningSignatures.set(index, signature);
+            }
+        } else if (kind === "tool.call") {
+            this.toolCall(event, index);
         } else if (kind === "content.stop") {
-            this.stopReasons.set(index, get(event, "stop_reason"));
+            const reason = str(event, "stop_reason");
+            if (index !== null && reason !== null) {
+                this.stopReasons.set(index, reason);
+            }
         } else if (kind === "usage") {
-            const counts = USAGE_FIELDS.map((name) => {
-                const value = get(event, name);
-                return typeof value === "number" ? value : null;
-            });
+            const counts = USAGE_FIELDS.map((name) => int(event, name));
             this.usage = {
                 input_tokens: counts[0], output_tokens: counts[1], cached_input_tokens: counts[2],
                 reasoning_tokens: counts[3], cache_creation_input_tokens: counts[4],
             };
         } else if (kind === "stream.start") {
-            this.model = get(event, "model");
-            this.requestId = get(event, "request_id");
-            this.created = get(event, "created");
+            this.started = true;
+            this.model = str(event, "model");
+            this.requestId = str(event, "request_id");
+            this.created = int(event, "created");
         } else if (kind === "error") {
-            this.error = { code: get(event, "code"), message: get(event, "message") };
+            const code = str(event, "code");
+            const message = str(event, "message");
+            if (code !== null && message !== null) {
+                this.error = { code, message };
+            }
         } else if (kind === "stream.end") {
             this.ended = true;
-            this.requestId = this.requestId || get(event, "request_id");
+            this.requestId = this.requestId || str(event, "request_id");
         }
         return this;
+    }
+
+    /** A call to make: one that came in its place, with every member of its type. */
+    private toolCall(event: unknown, index: number | null): void {
+        const id = str(event, "id");
+        const name = str(event, "name");
+        const args = str(event, "arguments");
+        if (!this.started || this.ended || this.error !== null || index === null || id === null
+            || name === null || args === null) {
+            return;
+        }
+        let parsed: unknown = null;
+        try {
+            parsed = loads(args);
+        } catch {
+            // not JSON text: kept raw, parsed stays null
+        }
+        this.toolCalls.push({ index, id, name, arguments: args, parsed });
     }
 }
 

@@ -10,7 +10,7 @@
  */
 
 import { type Diagnostic, LLMStreamError, type SchemaError } from "./diagnostics.js";
-import { floatMembers, isObject, jsonEqual, loads, member } from "./jsontext.js";
+import { duplicateName, isObject, JSONLimitError, jsonEqual, loads, member } from "./jsontext.js";
 import * as life from "./lifecycle.js";
 import { severity } from "./rules.js";
 import { Sha256 } from "./sha256.js";
@@ -21,9 +21,11 @@ import { EVENT_CHECKS, isValidEnvelope, isValidEvent, validateEnvelope, validate
 export interface DecoderOptions {
     /** Throw `LLMStreamError` on the first error instead of only recording it. */
     readonly strict?: boolean;
-    /** The tool names the request declared; given, every tool.call is checked against them
-     * (draft section 8.2). */
-    readonly tools?: Iterable<string> | null;
+    /** What the request declared: tool names, or the request's `tools` array (objects with a
+     * `name`); given, every tool.call is checked against them (draft section 8.2), wherever it
+     * comes and with or without the lifecycle, and a tool.call with any error is not returned
+     * (decision D-TOOL-CALL-CHECKS). */
+    readonly tools?: Iterable<string | { readonly name: string }> | null;
     /** The request's `metadata`; given, the events that should echo its members (stream.start
      * and stream.end echo request_id) are checked (LS-META-2). */
     readonly requestMetadata?: Readonly<Record<string, unknown>> | null;
@@ -35,6 +37,9 @@ export interface DecoderOptions {
     readonly validate?: boolean;
     readonly maxLineBytes?: number;
     readonly maxEventBytes?: number;
+    /** How many distinct content block indexes a stream may open (LS-LIMIT-5); 4096 unless
+     * given. */
+    readonly maxBlocks?: number;
 }
 
 type Json = Record<string, unknown>;
@@ -65,6 +70,41 @@ const STEADY_KINDS: ReadonlySet<string> = new Set(
 );
 
 const NOT_PARSED = Symbol("not parsed");
+
+/** The event types a client may act on, returned only when every check of them passed (decision
+ * D-TOOL-CALL-CHECKS). */
+const CALLS: ReadonlySet<string> = new Set(
+    [...life.FIELD_CHECKS].filter(([, checks]) => checks.some(([check]) => check === "declared-tool"))
+        .map(([kind]) => kind),
+);
+
+/** Field checks that compare an event with the one before, run only with the lifecycle. */
+const ORDERED_CHECKS: ReadonlySet<string> = new Set(["non-decreasing"]);
+
+/** The rule a stream breaks that does not begin with stream.start. */
+const START_RULE = life.STREAM_VIOLATIONS.get(life.STREAM_INITIAL)?.get(life.UNREGISTERED_PLACE) as string;
+
+/** The places of the events that end a stream. */
+const LAST_PLACES: ReadonlySet<string> = new Set(
+    [...life.STREAM_TRANSITIONS.values()].flatMap((table) => [...table])
+        .filter(([, target]) => target === life.STREAM_FINAL).map(([place]) => place),
+);
+
+/** The declared tool names: from names, or from the request's `tools` array. */
+function toolNames(tools: Iterable<string | { readonly name: string }>): ReadonlySet<string> {
+    if (typeof tools === "string") {
+        throw new TypeError(`tools must be the declared tool names or the request's tools array, not one string: ${JSON.stringify(tools)}`);
+    }
+    const names = new Set<string>();
+    for (const tool of tools) {
+        const name: unknown = isObject(tool) ? member(tool, "name") : tool;
+        if (typeof name !== "string") {
+            throw new TypeError(`a declared tool is a name or an object with a string name, got ${JSON.stringify(tool)}`);
+        }
+        names.add(name);
+    }
+    return names;
+}
 
 function jsonKind(value: unknown): string {
     if (Array.isArray(value)) {
@@ -149,8 +189,11 @@ export class Decoder {
     private lastLine = 1;
     /** The data and line of an event that is not JSON, which the next may complete. */
     private pending: { readonly data: string; readonly line: number } | null = null;
-    /** The top-level members of the event at hand written as fractions (`2.0`). */
-    private floats: ReadonlySet<string> = new Set();
+    private readonly maxBlocks: number;
+    /** The last event, a stream.end, was rejected before the lifecycle could place it. */
+    private endRejected = false;
+    /** An event reached the lifecycle. */
+    private placed = false;
     private readonly blocks = new Map<number, string>();
     private readonly blockKinds = new Map<number, string>();
     /** Event type limited per block: how many each block holds. */
@@ -173,13 +216,17 @@ export class Decoder {
 
     constructor(options: DecoderOptions = {}) {
         this.strict = options.strict ?? false;
-        this.tools = options.tools == null ? null : new Set(options.tools);
+        this.tools = options.tools == null ? null : toolNames(options.tools);
         this.requestMetadata = options.requestMetadata ?? null;
         this.lifecycle = options.lifecycle ?? true;
         this.validates = options.validate ?? true;
         this.isValid = this.validates ? isValidEvent : isValidEnvelope;
         this.errors = this.validates ? validateEvent : validateEnvelope;
         this.sse = new SSEDecoder({ maxLineBytes: options.maxLineBytes, maxEventBytes: options.maxEventBytes });
+        this.maxBlocks = options.maxBlocks ?? 4096;
+        if (!Number.isInteger(this.maxBlocks) || this.maxBlocks < 1) {
+            throw new RangeError(`maxBlocks must be a whole number from 1, got ${this.maxBlocks}`);
+        }
     }
 
     /** Decode the bytes that arrived; returns the events they completed, in order. */
@@ -203,7 +250,12 @@ export class Decoder {
         this.flushPending();
         const rule = this.lifecycle ? life.STREAM_UNFINISHED.get(this.state) : undefined;
         if (rule !== undefined) {
-            this.report(rule, this.lastLine, "the body ended without stream.end");
+            if (!this.placed) {
+                this.report(START_RULE, this.lastLine, "the body ended before stream.start");
+            }
+            if (!this.endRejected) { // else that rejection is the finding
+                this.report(rule, this.lastLine, "the body ended without stream.end");
+            }
         }
         return [];
     }
@@ -291,7 +343,7 @@ export class Decoder {
                         const expected = this.expectedSeq;
                         if (steady.kind === type && event.type === type && event.seq === expected
                             && event.v === life.ENVELOPE_VERSION && expected > 1 && expected <= life.SEQ_MAX
-                            && (steady.check === null || steady.check(event))) {
+                            && (steady.check === null || steady.check(event)) && duplicateName(data, event) === null) {
                             this.expectedSeq = expected + 1;
                             steady.joining?.add(member(event, steady.joining.of.field));
                             out.push(event as DecodedEvent);
@@ -317,22 +369,46 @@ export class Decoder {
     }
 
     private general(sseType: string, data: string, line: number, parsed: unknown): DecodedEvent | null {
-        const read = this.parse(data, line, parsed);
-        if (read === null) {
+        const obj = this.parse(data, line, parsed);
+        const kind = obj === null ? undefined : obj.type;
+        if (typeof kind !== "string") {
+            this.unplaced(sseType);
+        }
+        if (obj === null) {
             return null;
         }
-        this.floats = floatMembers(read.text);
-        return this.event(read.obj, sseType, line);
+        const before = this.diagnostics.length;
+        const event = this.event(obj, sseType, line);
+        if (event !== null && typeof kind === "string" && CALLS.has(kind)
+            && this.diagnostics.slice(before).some((d) => d.severity === "error")) {
+            return null; // a tool call a check refused is not one to make
+        }
+        return event;
     }
 
-    /** The event's JSON object and the text it was read from, joining an envelope split across
-     * two events (LS-SSE-3). */
-    private parse(data: string, line: number, parsed: unknown): { obj: Json; text: string } | null {
+    /** An event the lifecycle cannot place: when its event: line says it ends the stream, its
+     * rejection is the finding, not a stream that then ended without one. */
+    private unplaced(sseType: string): void {
+        const place = life.PLACES.get(sseType);
+        if (this.lifecycle && place !== undefined && LAST_PLACES.has(place)) {
+            this.endRejected = true;
+            this.steady.clear(); // so that whatever follows reaches the lifecycle
+        }
+    }
+
+    /** The event's JSON object, joining an envelope split across two events (LS-SSE-3). */
+    private parse(data: string, line: number, parsed: unknown): Json | null {
         let obj = parsed;
         if (obj === NOT_PARSED) {
             try {
                 obj = loads(data);
-            } catch {
+            } catch (error) {
+                if (error instanceof JSONLimitError) {
+                    this.flushPending();
+                    this.expectedSeq += 1;
+                    this.report(error.rule, line, `data is refused: ${error.message}`);
+                    return null;
+                }
                 const pending = this.pending;
                 if (pending === null) {
                     this.pending = { data, line };
@@ -351,7 +427,7 @@ export class Decoder {
                 if (isObject(joined)) {
                     this.report("LS-SSE-3", pending.line, "one JSON envelope is split across "
                         + `the events at lines ${pending.line} and ${line}`);
-                    return { obj: joined, text };
+                    return this.unique(text, joined, line);
                 }
                 this.notJson(pending.data, pending.line);
                 this.notJson(data, line);
@@ -364,7 +440,19 @@ export class Decoder {
             this.report("LS-SSE-2", line, `data must be one JSON object, got ${jsonKind(obj)}`);
             return null;
         }
-        return { obj, text: data };
+        return this.unique(data, obj, line);
+    }
+
+    /** The object, unless a member name is written twice in it (decision D-DUPLICATE-KEYS). */
+    private unique(text: string, obj: Json, line: number): Json | null {
+        const name = duplicateName(text, obj);
+        if (name === null) {
+            return obj;
+        }
+        this.expectedSeq += 1;
+        this.report("LS-SSE-6", line, `data has the member name ${JSON.stringify(name)} twice in one `
+            + "object: every member name must be unique");
+        return null;
     }
 
     private flushPending(): void {
@@ -380,10 +468,10 @@ export class Decoder {
         this.report("LS-SSE-2", line, `data is not one complete JSON object: ${JSON.stringify(preview)}`);
     }
 
-    /** Whether a top-level member is an integer as the lifecycle counts one: a number written
-     * without a fraction or an exponent. */
-    private isInt(value: unknown, name: string): value is number {
-        return Number.isInteger(value) && !this.floats.has(name);
+    /** Whether a member is an integer: any integral number, however written (decision
+     * D-INTEGERS), which JSON.parse already reads as the integer it equals. */
+    private isInt(value: unknown): value is number {
+        return Number.isInteger(value);
     }
 
     private event(obj: Json, sseType: string, line: number): DecodedEvent | null {
@@ -392,11 +480,14 @@ export class Decoder {
         if (typeof kind === "string" && kind !== sseType) {
             this.report("LS-ENV-4", line, `the event: field is ${JSON.stringify(sseType)} but the JSON type is ${JSON.stringify(kind)}`);
         }
-        const valid = this.isValid(obj);
+        let valid = this.isValid(obj);
         if (!valid) {
-            for (const error of this.errors(obj)) {
+            const errors = this.errors(obj);
+            for (const error of errors) {
                 this.report(error.rule, line, error.message);
             }
+            // an event whose only findings are warnings (LS-SEC-6, say) is returned
+            valid = errors.every((error) => severity(error.rule) === "warning");
         }
         if (typeof kind === "string" && !registered) {
             this.report("LS-TYPE-1", line, `${JSON.stringify(kind)} is not a registered event type`);
@@ -408,13 +499,15 @@ export class Decoder {
             } else {
                 this.sequence(obj, "", line);
             }
+        } else if (typeof kind === "string") {
+            this.fieldChecks(obj, kind, line);
         }
         return valid ? (obj as DecodedEvent) : null;
     }
 
     private sequence(obj: Json, kind: string, line: number): void {
         const seq = obj.seq;
-        if (!this.isInt(seq, "seq")) {
+        if (!this.isInt(seq)) {
             this.expectedSeq += 1;
             return;
         }
@@ -430,6 +523,8 @@ export class Decoder {
     }
 
     private lifecycleOf(obj: Json, kind: string, line: number): void {
+        this.placed = true;
+        this.endRejected = false;
         const place = life.PLACES.get(kind) ?? life.UNREGISTERED_PLACE;
         const state = this.state;
         const target = life.STREAM_TRANSITIONS.get(state)?.get(place);
@@ -437,6 +532,7 @@ export class Decoder {
             const rule = life.STREAM_VIOLATIONS.get(state)?.get(place) as string;
             const why = (life.STREAM_STATES.get(state) ?? "").replace(/\.$/, "").toLowerCase();
             this.report(rule, line, `${kind} is not allowed in state ${state} (${why})`);
+            this.fieldChecks(obj, kind, line); // a tool call out of place is checked all the same
             return;
         }
         if (target !== state) {
@@ -446,16 +542,13 @@ export class Decoder {
         if (target === life.FAILED_STATE) {
             this.failed = true;
         }
-        this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+        if (life.EXPECTED.has(kind)) { // counted only where a minimum is checked: bounded state
+            this.counts.set(kind, (this.counts.get(kind) ?? 0) + 1);
+        }
         if (place === "block" || place === "block-end") {
             this.block(obj, kind, place, line);
         }
-        const checks = life.FIELD_CHECKS.get(kind);
-        if (checks !== undefined) {
-            for (const entry of checks) {
-                this.fieldCheck(entry, kind, member(obj, entry[1]), line);
-            }
-        }
+        this.fieldChecks(obj, kind, line);
         if (target === life.STREAM_FINAL) {
             this.atEnd(line);
         }
@@ -463,10 +556,17 @@ export class Decoder {
 
     private block(obj: Json, kind: string, place: string, line: number): void {
         const index = obj.index;
-        if (!this.isInt(index, "index")) {
+        if (!this.isInt(index)) {
             return;
         }
-        const state = this.blocks.get(index) ?? life.BLOCK_INITIAL;
+        let state = this.blocks.get(index);
+        if (state === undefined) {
+            if (this.blocks.size >= this.maxBlocks) {
+                this.report("LS-LIMIT-5", line, `block ${index} is one more than the ${this.maxBlocks} blocks a stream may open`);
+                return;
+            }
+            state = life.BLOCK_INITIAL;
+        }
         const target = life.BLOCK_TRANSITIONS.get(state)?.get(place);
         if (target === undefined) {
             const rule = life.BLOCK_VIOLATIONS.get(state)?.get(place) as string;
@@ -596,6 +696,19 @@ export class Decoder {
         }
     }
 
+    /** The checks beyond the schema of an event's fields; those that compare it with the events
+     * before it only with the lifecycle. */
+    private fieldChecks(obj: Json, kind: string, line: number): void {
+        const checks = life.FIELD_CHECKS.get(kind);
+        if (checks !== undefined) {
+            for (const entry of checks) {
+                if (this.lifecycle || !ORDERED_CHECKS.has(entry[0])) {
+                    this.fieldCheck(entry, kind, member(obj, entry[1]), line);
+                }
+            }
+        }
+    }
+
     private fieldCheck(entry: FieldCheck, kind: string, value: unknown, line: number): void {
         const [check, field, rule] = entry;
         if (check === "json-text") {
@@ -612,11 +725,14 @@ export class Decoder {
                 seen = new Set();
                 this.seen.set(entry, seen);
             }
-            if (typeof value === "string" || this.isInt(value, field)) {
+            if (typeof value === "string" || this.isInt(value)) {
                 if (seen.has(value)) {
                     this.report(rule, line, `${kind} ${field} ${quoted(value)} is used twice`);
+                } else if (seen.size >= this.maxBlocks) {
+                    this.report("LS-LIMIT-5", line, `${kind} ${field} ${quoted(value)} is one more than the ${this.maxBlocks} a stream may carry`);
+                } else {
+                    seen.add(value);
                 }
-                seen.add(value);
             }
         } else if (check === "declared-tool") {
             if (this.tools !== null && typeof value === "string" && !this.tools.has(value)) {
@@ -629,7 +745,7 @@ export class Decoder {
                 const found = value == null ? `carries no ${field}` : `${field} is ${quoted(value)}`;
                 this.report(rule, line, `${kind} ${found}, but should echo the request's ${field} ${quoted(wanted)}`);
             }
-        } else if (check === "non-decreasing" && this.isInt(value, field)) {
+        } else if (check === "non-decreasing" && this.isInt(value)) {
             const last = this.lastValue.get(entry);
             if (last !== undefined && value < last) {
                 this.report(rule, line, `${kind} ${field} fell from ${last} to ${value}; usage events carry running totals`);

@@ -6,7 +6,26 @@
  * surrogate escape ("\ud800"), which is no Unicode text and which the Python bindings refuse, so
  * `loads` refuses it too. Such escapes are rare, so the value is walked only when the text holds
  * one.
+ *
+ * Two limits hold for every text, as in the Python bindings (decision D-LIMITS): arrays and
+ * objects nested at most `MAX_DEPTH` deep (LS-LIMIT-3), and no number whose integer part has
+ * more than `MAX_DIGITS` digits (LS-LIMIT-4); text beyond either is refused with a
+ * `JSONLimitError` that names the rule. `duplicateName` finds a member name written twice in an
+ * object (decision D-DUPLICATE-KEYS), which JSON.parse reads with the last one winning.
  */
+
+/** How deep arrays and objects may nest (the top-level object is depth 1). */
+export const MAX_DEPTH = 128;
+/** How many digits the integer part of a number may have. */
+export const MAX_DIGITS = 4300;
+
+/** JSON text beyond a limit of the bindings' parser; `rule` names the limit. */
+export class JSONLimitError extends SyntaxError {
+    constructor(readonly rule: string, message: string) {
+        super(message);
+        this.name = "JSONLimitError";
+    }
+}
 
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
@@ -26,13 +45,123 @@ function wellFormed(value: unknown): boolean {
     return true;
 }
 
-/** Parse one JSON text; a SyntaxError when it is not JSON. */
+/** Parse one JSON text; a SyntaxError when it is not JSON, and its subclass `JSONLimitError` when
+ * it is JSON beyond the limits. */
 export function loads(text: string): unknown {
-    const value: unknown = JSON.parse(text);
+    let value: unknown;
+    try {
+        value = JSON.parse(text);
+    } catch (error) {
+        throw beyondLimits(text) ?? error;
+    }
+    const beyond = beyondLimits(text);
+    if (beyond !== null) {
+        throw beyond;
+    }
     if (text.includes("\\u") && SURROGATE_ESCAPE.test(text) && !wellFormed(value)) {
         throw new SyntaxError("a string holds an unpaired surrogate");
     }
     return value;
+}
+
+/** The first limit the text goes beyond, nesting before digits, or null; only a text longer than
+ * twice the depth limit can go beyond either. */
+function beyondLimits(text: string): JSONLimitError | null {
+    if (text.length <= 2 * MAX_DEPTH) {
+        return null;
+    }
+    let depth = 0;
+    let longNumber = false;
+    for (let at = 0; at < text.length; at++) {
+        const code = text.charCodeAt(at);
+        if (code === 34) {
+            at = stringEnd(text, at) - 1;
+        } else if (code === 123 || code === 91) {
+            depth += 1;
+            if (depth > MAX_DEPTH) {
+                return new JSONLimitError("LS-LIMIT-3", `arrays and objects nest more than ${MAX_DEPTH} deep`);
+            }
+        } else if (code === 125 || code === 93) {
+            depth -= 1;
+        } else if (code >= 48 && code <= 57 && !longNumber) {
+            const before = at > 0 ? text.charAt(at - 1) : "";
+            let end = at;
+            while (end < text.length && text.charCodeAt(end) >= 48 && text.charCodeAt(end) <= 57) {
+                end += 1;
+            }
+            longNumber = end - at > MAX_DIGITS && !/[\w.]/.test(before);
+            at = end - 1;
+        }
+    }
+    return longNumber
+        ? new JSONLimitError("LS-LIMIT-4", `a number's integer part has more than ${MAX_DIGITS} digits`)
+        : null;
+}
+
+function stringEnd(text: string, at: number): number {
+    at += 1;
+    while (at < text.length && text.charCodeAt(at) !== 34) {
+        at += text.charCodeAt(at) === 92 ? 2 : 1;
+    }
+    return at + 1;
+}
+
+/**
+ * The first member name written twice in an object of a JSON text (which JSON.parse read as
+ * `value`), the objects taken in the order they end, inner ones first, as the Python bindings find
+ * it; or null. First, cheaply: a text holds at least one colon a member, so as many colons as the
+ * members of the object and of the objects directly in it leave no room for a member dropped.
+ */
+export function duplicateName(text: string, value: unknown): string | null {
+    if (isObject(value)) {
+        let members = 0;
+        for (const name in value) {
+            members += 1;
+            const inner = value[name];
+            if (isObject(inner)) {
+                members += Object.keys(inner).length;
+            }
+        }
+        let colons = 0;
+        for (let at = text.indexOf(":"); at !== -1; at = text.indexOf(":", at + 1)) {
+            colons += 1;
+        }
+        if (colons === members) {
+            return null;
+        }
+    }
+    /** Per open array (null) or object (its names so far, and its first name seen twice). */
+    const open: ({ names: Set<string>; twice: string | null } | null)[] = [];
+    let expectName = false;
+    for (let at = 0; at < text.length; at++) {
+        const code = text.charCodeAt(at);
+        if (code === 34) {
+            const end = stringEnd(text, at);
+            const object = open[open.length - 1];
+            if (expectName && object) {
+                const raw = text.slice(at + 1, end - 1);
+                const name = raw.includes("\\") ? JSON.parse(text.slice(at, end)) as string : raw;
+                if (object.names.has(name)) {
+                    object.twice ??= name;
+                } else {
+                    object.names.add(name);
+                }
+            }
+            expectName = false;
+            at = end - 1;
+        } else if (code === 123 || code === 91) {
+            open.push(code === 123 ? { names: new Set(), twice: null } : null);
+            expectName = code === 123;
+        } else if (code === 125 || code === 93) {
+            const closed = open.pop();
+            if (closed && closed.twice !== null) {
+                return closed.twice;
+            }
+        } else if (code === 44) {
+            expectName = Boolean(open[open.length - 1]);
+        }
+    }
+    return null;
 }
 
 /** Whether a value is a JSON object (not an array, not null). */
@@ -60,80 +189,4 @@ export function jsonEqual(one: unknown, two: unknown): boolean {
             && keys.every((key) => Object.hasOwn(two, key) && jsonEqual(one[key], two[key]));
     }
     return false;
-}
-
-/** Found in the text of every JSON number written with an exponent, or with a fraction (which a
- * number ends after: `,`, `}`, `]` or white space), and so in every text that has one; not in
- * the usual envelope, whose only dot is in `"v":"1.0"`. */
-const FLOAT_HINT = /\d[eE][+-]?\d|\.\d+[eE,}\]\s]/;
-const NO_MEMBERS: ReadonlySet<string> = new Set();
-
-function skipSpace(text: string, at: number): number {
-    while (at < text.length && " \t\r\n".includes(text.charAt(at))) {
-        at += 1;
-    }
-    return at;
-}
-
-function stringEnd(text: string, at: number): number {
-    at += 1;
-    while (text.charCodeAt(at) !== 34) {
-        at += text.charCodeAt(at) === 92 ? 2 : 1;
-    }
-    return at + 1;
-}
-
-function valueEnd(text: string, at: number): number {
-    const first = text.charCodeAt(at);
-    if (first === 34) {
-        return stringEnd(text, at);
-    }
-    if (first !== 123 && first !== 91) {
-        while (at < text.length && !",}] \t\r\n".includes(text.charAt(at))) {
-            at += 1;
-        }
-        return at;
-    }
-    let depth = 0;
-    do {
-        const code = text.charCodeAt(at);
-        if (code === 34) {
-            at = stringEnd(text, at);
-            continue;
-        }
-        depth += code === 123 || code === 91 ? 1 : code === 125 || code === 93 ? -1 : 0;
-        at += 1;
-    } while (depth > 0);
-    return at;
-}
-
-/**
- * The members of a JSON object text whose values are numbers written with a fraction or an
- * exponent (`2.0`, `1e0`): JSON.parse makes them numbers like any other, but the lifecycle of
- * the Python bindings counts only a number written as an integer as one, so the decoder asks.
- * `text` must be JSON that JSON.parse read as an object.
- */
-export function floatMembers(text: string): ReadonlySet<string> {
-    if (!FLOAT_HINT.test(text)) {
-        return NO_MEMBERS;
-    }
-    const found = new Set<string>();
-    let at = skipSpace(text, 0) + 1;
-    for (;;) {
-        at = skipSpace(text, at);
-        if (text.charCodeAt(at) !== 34) {
-            return found;
-        }
-        const keyEnd = stringEnd(text, at);
-        const key = JSON.parse(text.slice(at, keyEnd)) as string;
-        at = skipSpace(text, skipSpace(text, keyEnd) + 1);
-        const end = valueEnd(text, at);
-        const value = text.slice(at, end);
-        if (/^-?\d/.test(value) && /[.eE]/.test(value)) {
-            found.add(key);
-        } else {
-            found.delete(key);
-        }
-        at = skipSpace(text, end) + 1;
-    }
 }

@@ -81,5 +81,8 @@ def _lookup(value: Any, path: str) -> Any:
 
 
 def _count(value: Any) -> int | None:
-    """A token count, or None for anything else (bool is not a count)."""
+    """A token count, or None for anything else (bool is not a count); an integral number
+    written as 3.0 is the count 3, as in our own streams (decision D-INTEGERS)."""
+    if type(value) is float and value.is_integer():
+        value = int(value)
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
