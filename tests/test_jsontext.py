@@ -19,6 +19,7 @@ from llm_stream.jsontext import (
     duplicate_name,
     duplicate_names,
     loads,
+    member_bound,
 )
 
 JSON_VALUES = st.recursive(
@@ -118,6 +119,42 @@ def test_a_member_name_written_twice_is_found(value: Any, ascii_only: bool,
         written = f'{{{written_key}: 1, "x": {inner}, {written_key}: {inner}}}'
         assert duplicate_names(written, loads(written))
         assert duplicate_name(written) == name
+
+
+WRITTEN_STRINGS = st.text(alphabet=st.sampled_from('\\":ab\u00e9 '), max_size=8)
+"""Strings of backslashes, quotes and colons, the characters `member_bound` counts."""
+
+
+@settings(max_examples=examples(300))
+@given(value=st.recursive(
+           WRITTEN_STRINGS,
+           lambda children: st.lists(children, max_size=4)
+           | st.dictionaries(WRITTEN_STRINGS, children, max_size=4),
+           max_leaves=20),
+       ascii_only=st.booleans(),
+       separators=st.sampled_from([(",", ":"), (", ", ": "), (",", " : "), (",\n", "\t:")]))
+def test_the_member_bound_is_never_below_the_members_written(
+        value: Any, ascii_only: bool, separators: tuple[str, str]) -> None:
+    """However the strings escape their quotes and backslashes, and whatever the white space
+    around the colons, the bound the decoder trusts to rule out a name written twice holds."""
+    text = json.dumps(value, ensure_ascii=ascii_only, separators=separators)
+    members = 0
+
+    def count(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        nonlocal members
+        members += len(pairs)
+        return dict(pairs)
+
+    json.loads(text, object_pairs_hook=count)
+    assert member_bound(text) >= members
+    assert member_bound(text.encode()) >= members
+
+
+def test_the_member_bound_leaves_out_the_colons_of_a_tool_calls_arguments() -> None:
+    text = ('{"v":"1.0","seq":1,"type":"tool.call","index":0,"id":"c","name":"f",'
+            '"arguments":"{\\"q\\":\\"a \\\\\\"b\\\\\\":\\",\\"k\\\\\\\\\\":1}"}')
+    assert len(json.loads(json.loads(text)["arguments"])) == 2
+    assert member_bound(text) == 7
 
 
 def test_numbers_at_the_edges() -> None:

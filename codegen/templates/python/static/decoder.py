@@ -24,6 +24,7 @@ from .jsontext import (
     duplicate_names,
     from_json,
     loads,
+    member_bound,
     too_deep,
 )
 from .rules import severity
@@ -555,14 +556,22 @@ class Decoder:
     def _sound(self, text: str | bytes, value: object, kind: str) -> bool:
         """Whether the text of an event that the hot or quick path may take nests within the
         limit (LS-LIMIT-3) and writes no member name twice (D-DUPLICATE-KEYS); the general path
-        reports either. A typed event of a steady type with as many colons as its smallest
-        event has members has none twice (`_Typed.members`)."""
+        reports either. A text holds a colon for each member it writes, so one with no more
+        colons than members it surely gave its value has none twice: for a typed event of a
+        steady type, as many as its smallest event has (`_Typed.members`); for an object, its
+        own and its delta's. Colons within strings aside (`member_bound`), a typed event's own
+        members are enough. Any other text is left to `duplicate_names`."""
         if len(text) > _SHALLOW and too_deep(text):
             return False
+        colons = text.count(b":") if isinstance(text, bytes) else text.count(":")
         typed = self._typed
         if typed is not None:
-            colons = text.count(b":") if isinstance(text, bytes) else text.count(":")
-            if colons == typed.members.get(kind, -1):
+            if colons == typed.members.get(kind, -1) or member_bound(text) == len(
+                    value.model_fields_set):  # type: ignore[attr-defined]
+                return True
+        elif type(value) is dict:
+            delta = value.get("delta")
+            if colons == len(value) + (len(delta) if type(delta) is dict else 0):
                 return True
         return not duplicate_names(text, value)
 
