@@ -17,7 +17,7 @@ import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
-from workloads import Workload
+from workloads import MAX_BLOCKS, Workload
 
 PROJECT = Path(__file__).resolve().parent.parent / "tests" / "typescript"
 TARGET = 1.0
@@ -52,7 +52,7 @@ def typescript_table(workloads: Iterable[Workload], rounds: int, only: str = "")
                                      for chunks in workload.streams]})
         result = subprocess.run(
             ["node", "--expose-gc", str(PROJECT / "run.mjs"), "bench.ts"],
-            input=json.dumps({"rounds": rounds, "workloads": jobs}),
+            input=json.dumps({"rounds": rounds, "maxBlocks": MAX_BLOCKS, "workloads": jobs}),
             capture_output=True, text=True, check=True,
         )
     answer = json.loads(result.stdout)

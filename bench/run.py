@@ -35,7 +35,7 @@ from bench_translate import translate_table
 from bench_typescript import typescript_table
 from bench_validators import compare_validators
 from check_command import check_report
-from workloads import deltas, matrix
+from workloads import MAX_BLOCKS, deltas, matrix
 
 
 def ours(streams: Sequence[Sequence[bytes]], typed: bool) -> int:
@@ -43,7 +43,7 @@ def ours(streams: Sequence[Sequence[bytes]], typed: bool) -> int:
     envelope and lifecycle checks), as the decoder issue defines the two."""
     count = 0
     for chunks in streams:
-        decoder = Decoder(typed=typed, validate=typed)
+        decoder = Decoder(typed=typed, validate=typed, max_blocks=MAX_BLOCKS)
         for chunk in chunks:
             count += len(decoder.feed(chunk))
         count += len(decoder.close())

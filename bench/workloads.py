@@ -15,6 +15,13 @@ TOKENS = (" caf\u00e9", ' "q"', " \u00fc", " the", "\n", " \u65e5\u672c", " \\",
 ARGUMENTS = '{"city":"Vienna","unit":"celsius","days":3,"note":"caf\u00e9 \\"q\\""}'
 
 
+MAX_BLOCKS = 1 << 20
+"""The block limit (`max_blocks`, LS-LIMIT-5) of every decoder the benchmark runs: a tool-call
+workload opens one block a call, 5,000 in a stream, past the default of 4,096 that guards a
+client against a hostile server; the limit is a bound, not a cost, so raising it measures the
+same work."""
+
+
 @dataclass(frozen=True)
 class Workload:
     """Streams as their chunks; `events` is how many events they carry in all."""

@@ -3,12 +3,13 @@
  *
  *   node --expose-gc tests/typescript/run.mjs bench.ts < job
  *
- * Reads the job on stdin: `{"rounds": 5, "workloads": [{"name", "body", "events", "streams"}]}`,
- * each body a file of the Python benchmark's chunks, one after another, and `streams` the lengths
- * of each stream's chunks, which are fed as they are. Ours is `Decoder` as a client uses it by
- * default, one a stream, validating every event against its schema and the lifecycle; the peer
- * is eventsource-parser fed the text of each chunk (decoded as a stream, as its own TextDecoder
- * pipeline does) followed by JSON.parse, which validates nothing. Writes events per second of CPU
+ * Reads the job on stdin: `{"rounds": 5, "maxBlocks": N, "workloads": [{"name", "body",
+ * "events", "streams"}]}`, each body a file of the Python benchmark's chunks, one after another,
+ * and `streams` the lengths of each stream's chunks, which are fed as they are. Ours is `Decoder`
+ * as a client uses it by default (its block limit raised to `maxBlocks`), one a stream,
+ * validating every event against its schema and the lifecycle; the peer is eventsource-parser
+ * fed the text of each chunk (decoded as a stream, as its own TextDecoder pipeline does)
+ * followed by JSON.parse, which validates nothing. Writes events per second of CPU
  * time, the best of the rounds, as JSON.
  */
 
@@ -35,10 +36,10 @@ function streamsOf(bytes: Uint8Array, lengths: readonly (readonly number[])[]): 
     return lengths.map((chunks) => chunks.map((length) => bytes.subarray(at, (at += length))));
 }
 
-function ours(streams: readonly (readonly Uint8Array[])[]): number {
+function ours(streams: readonly (readonly Uint8Array[])[], maxBlocks: number): number {
     let count = 0;
     for (const chunks of streams) {
-        const decoder = new pkg.Decoder();
+        const decoder = new pkg.Decoder({ maxBlocks });
         for (const chunk of chunks) {
             count += decoder.feed(chunk).length;
         }
@@ -91,10 +92,10 @@ function rates(runs: Record<string, () => number>, expected: number, rounds: num
     return Object.fromEntries(Object.entries(best).map(([name, seconds]) => [name, expected / seconds]));
 }
 
-const job = JSON.parse(readFileSync(0, "utf8")) as { rounds: number; workloads: Workload[] };
+const job = JSON.parse(readFileSync(0, "utf8")) as { rounds: number; maxBlocks: number; workloads: Workload[] };
 const answer: Record<string, Record<string, number>> = {};
 for (const { name, body, events, streams } of job.workloads) {
     const chunks = streamsOf(new Uint8Array(readFileSync(body)), streams);
-    answer[name] = rates({ ours: () => ours(chunks), peer: () => peer(chunks) }, events, job.rounds);
+    answer[name] = rates({ ours: () => ours(chunks, job.maxBlocks), peer: () => peer(chunks) }, events, job.rounds);
 }
 process.stdout.write(JSON.stringify({ node: process.version, rows: answer }));
