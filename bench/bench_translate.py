@@ -9,15 +9,14 @@ orjson: what any translator must at least do. LiteLLM's own chunk handling of Op
 
 from __future__ import annotations
 
-import gc
 import json
 import os
-import time
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
 import orjson
+from bench_sse import rates
 
 from llm_stream.translate import FORMATS, stream_translator
 
@@ -151,27 +150,6 @@ PEER_ROUNDS = 2
 """LiteLLM runs at a hundredth of our rate: a best of two is as telling, and far shorter."""
 
 
-def cpu_rates(runs: dict[str, Callable[[], int]], expected: int, rounds: int
-              ) -> dict[str, float]:
-    """Events per second of CPU time of each run's best of `rounds`, the runs taking turns
-    after one untimed turn, the garbage collector off while timing. CPU time rather than wall
-    time: on a machine shared with other work, a run that lasts longer (ours, beside the floor)
-    is more often put aside for another process, which wall time would count against it."""
-    for name, run in runs.items():
-        if (count := run()) != expected:
-            raise AssertionError(f"{name} gave {count} events, not {expected}")
-    best = dict.fromkeys(runs, float("inf"))
-    for _ in range(rounds):
-        for name, run in runs.items():
-            gc.collect()
-            gc.disable()
-            start = time.process_time()
-            run()
-            best[name] = min(best[name], time.process_time() - start)
-            gc.enable()
-    return {name: expected / seconds for name, seconds in best.items()}
-
-
 def translate_table(tokens: int = 20_000, rounds: int = 7) -> None:
     """Ours and the floor in the same run, taking turns; the ratio is what counts."""
     peer = litellm_peer()
@@ -181,12 +159,12 @@ def translate_table(tokens: int = 20_000, rounds: int = 7) -> None:
           + (f"{'LiteLLM':>14}" if peer else ""))
     for fmt in FORMATS:
         chunks = BODIES[fmt](tokens)
-        result = cpu_rates({"ours": lambda c=chunks, f=fmt: translated(f, c),
+        result = rates({"ours": lambda c=chunks, f=fmt: translated(f, c),
                             "floor": lambda c=chunks: floor(c)}, len(chunks), rounds)
         line = (f"{fmt:18}{result['ours']:14,.0f}{result['floor']:14,.0f}"
                 f"{result['ours'] / result['floor']:9.2f}")
         if peer is not None and fmt == "openai-chat":
-            litellm = cpu_rates({"litellm": lambda c=chunks: peer(c)}, len(chunks), PEER_ROUNDS)
+            litellm = rates({"litellm": lambda c=chunks: peer(c)}, len(chunks), PEER_ROUNDS)
             line += f"{'':16}{litellm['litellm']:14,.0f}"
         print(line)
     if peer is None:
