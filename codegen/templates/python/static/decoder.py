@@ -217,11 +217,11 @@ def _flat(model: type[BaseModel]) -> bool:
     )
 
 
-_Steady = tuple[str, bytes, Callable[[object], bool] | None]
+_Steady = tuple[str, Callable[[object], bool] | None]
 """What `Decoder._steady` knows of an open block whose events may take the hot path: their
-type, their ``event:`` line, and the check of their schema when the decoder validates."""
+type, and the check of their schema when the decoder validates."""
 
-_NOT_STEADY: _Steady = ("", b"", None)
+_NOT_STEADY: _Steady = ("", None)
 
 _UNPARSED: Any = object()
 """The data of an event that no path has parsed yet (JSON's null parses to None)."""
@@ -432,7 +432,7 @@ class Decoder:
                 event = None
             if type(event) is dict and self._sound(payload, event, kind):
                 index = event.get("index")
-                steady, _, check = (
+                steady, check = (
                     self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
                 )
                 if (
@@ -463,12 +463,14 @@ class Decoder:
         """The hot loop. A valid event that continues an open block in the expected order
         changes nothing but the next seq, so it skips the general path (`_general`), as in
         `_continuation`: `steady` maps the index of each such block to what its events are
-        (`_Steady`). Their envelope is checked inline: v is the version, and seq is the next
-        seq, which makes it an integer in range so long as that is above 1 (True == 1) and at
-        most the largest. The next seq lives in `expected` while no other path runs. Any other
-        event is parsed once (typed: parsed and validated in one step) and tried on the quick
-        path (`_quick`); what that does not take goes down the general path with what was
-        parsed and built, so that nothing is parsed or validated twice."""
+        (`_Steady`). Their envelope is checked inline: v is the version, and seq is an integer
+        (not an integral float, which equals one: D-INTEGERS), the next seq, above 1 (True ==
+        1) and at most the largest. The next seq lives in `expected` while no other path runs.
+        Any other event is parsed once (typed: parsed and validated in one step) and tried on
+        the quick path (`_quick`); what that does not take goes down the general path with
+        what was parsed or built. A typed event left there, which has findings or opens the
+        lifecycle's rarer cases, is parsed once more as an object for the checks that read
+        one."""
         out: list[Event] = []
         append = out.append
         steady = self._steady
@@ -521,7 +523,7 @@ class Decoder:
                         if type(obj) is dict and self._sound(data, obj, sse_type):
                             index = obj.get("index")
                             if type(index) is int:
-                                kind, _, check = steady.get(index, _NOT_STEADY)
+                                kind, check = steady.get(index, _NOT_STEADY)
                                 if (
                                     kind == sse_type
                                     and kind == obj.get("type")
@@ -994,7 +996,7 @@ class Decoder:
 
     def _steady_entry(self, kind: str) -> _Steady:
         """What `_steady` holds of a block whose events are of this type."""
-        return (kind, _event_line(kind), EVENT_CHECKS[kind] if self._validates else None)
+        return (kind, EVENT_CHECKS[kind] if self._validates else None)
 
     def _in_order(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
         """The order within a block: nothing after the event that completes it, and fragments
