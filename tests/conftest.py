@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from depth import LONG
+from depth import LONG, LONG_FACTOR
 from hypothesis import settings
 
 from llm_stream_codegen.load import SOURCE_DIRS
@@ -22,7 +22,7 @@ SLOWEST_FIRST = (
 """Modules whose tests take the longest (`pytest --durations`), started before the rest; each
 module stays in one piece, so that its module-scoped fixtures are made once."""
 
-settings.register_profile(LONG, max_examples=1000)
+settings.register_profile(LONG, max_examples=LONG_FACTOR * settings.default.max_examples)
 
 
 def pytest_configure(config: pytest.Config) -> None:

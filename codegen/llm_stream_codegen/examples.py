@@ -118,14 +118,13 @@ def example_record(example: Example) -> dict[str, Any]:
     return record
 
 
-def example_of(record: Mapping[str, Any], root: Path) -> Example:
-    """The example `example_record` gave, with its file's bytes read again."""
+def example_of(record: Mapping[str, Any]) -> Example:
+    """The example `example_record` gave, without its bytes: the judging reads its file."""
     example = Example(**{**record, "where": Where(*record["where"]),
                          "complete": tuple(record["complete"])})
     if example.expect is not None:
         example = replace(example, expect=tuple(example.expect))
-    path = root / EXAMPLES_DIR / example.file
-    return replace(example, content=path.read_bytes() if path.is_file() else b"")
+    return example
 
 
 def verify_in_subprocess(root: Path, examples: Sequence[Example]) -> list[SourceError]:
@@ -180,7 +179,7 @@ def main() -> int:
     root = Path(sys.argv[1])
     for module in JUDGES:
         importlib.import_module(module)
-    examples = [example_of(record, root) for record in json.load(sys.stdin)]
+    examples = [example_of(record) for record in json.load(sys.stdin)]
     errors = verify_examples(examples, root)
     print(json.dumps([{"path": e.path, "line": e.line, "message": e.message} for e in errors]))
     return 1 if errors else 0

@@ -43,7 +43,6 @@ from .source_files import (
     SPEC_FILE,
     SourceFiles,
     read_source,
-    source_files,
 )
 from .sources import SourceError, line_of
 
@@ -310,4 +309,4 @@ def load(root: Path, files: SourceFiles | None = None) -> Spec:
     )
 
 
-__all__ = ["REGISTRY_URN", "SOURCE_DIRS", "load", "source_files"]
+__all__ = ["REGISTRY_URN", "SOURCE_DIRS", "load"]

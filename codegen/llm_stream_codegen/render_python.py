@@ -30,6 +30,7 @@ def rendered_python(spec: Spec) -> Iterator[Artifact]:
     """Modules rendered from the spec with a jinja template each."""
     env = environment()
     version, seq_max = envelope_constants(spec.schemas[ENVELOPE_ID].document)
+    integers = integer_tables(spec)
     for package in RENDERED_PACKAGES:
         for path in sorted((template_dir() / "python" / package).glob("*.py.j2")):
             name = f"python/{package}{path.name}"
@@ -37,7 +38,7 @@ def rendered_python(spec: Spec) -> Iterator[Artifact]:
                 spec, f"the spec source and codegen/templates/{name}", inputs_hash(spec, name)
             )
             body = env.get_template(name).render(
-                spec=spec, version=version, seq_max=seq_max, integers=integer_tables(spec)
+                spec=spec, version=version, seq_max=seq_max, integers=integers
             )
             module = f"{package}{path.name.removesuffix('.j2')}"
             yield Artifact(f"{PACKAGE_DIR}/{module}", (header + body).encode())

@@ -1,6 +1,6 @@
 """The spec source's files, each read and parsed once a command.
 
-`check` judges the files as they were read and `load` joins the same parsed documents into the
+`check_files` judges the files as they are read and `load` joins the same parsed documents into the
 model, so that a command parses every YAML and JSON file of the source once, however many steps
 look at it. Reading raises `SourceError` naming file and line.
 """
@@ -31,7 +31,8 @@ SOURCE_PATTERNS = (
     "spec/*.yaml", "spec/*.json", "spec/examples/**/*", "schemas/**/*.json",
     "registry/*.yaml", "registry/*.json", "mappings/*.yaml", "mappings/*.json",
 )
-"""The files `load` reads: an editor's swap file or a stray note beside them changes no hash."""
+"""The files `read_source` reads: an editor's swap file or a stray note beside them changes no
+hash."""
 
 
 def source_files(root: Path) -> Iterator[Path]:
@@ -111,7 +112,7 @@ class SourceFiles:
 
 Judge = Callable[[str, str, Any], None]
 """Called as each YAML file is read with the schema it must satisfy, its display path and its
-parsed document (`check.check_files` judges them so)."""
+parsed document (`check_files.check_files` judges them so)."""
 
 
 def _unjudged(schema: str, display: str, data: Any) -> None:

@@ -52,28 +52,24 @@ def run(args: argparse.Namespace) -> int:
     """Translate, printing each chunk's output as it is made; then report and exit."""
     from . import stream_translator
 
-    try:
-        if args.source is not None:
-            if args.choice is not None and args.source not in ("openai-chat", "gemini"):
-                raise UsageError(f"--choice is for openai-chat and gemini, not {args.source}")
-            translator = stream_translator(args.source, model=args.model, created=args.created,
-                                           request_id=args.request_id, choice=args.choice)
-            body, offset = _body(args.path)
-            for chunk in body:
-                _write(translator.feed_encoded(chunk))
-            _write(translator.close_encoded())
-            diagnostics = translator.diagnostics
-        else:
-            writer = OpenAIChatWriter(model=args.model, created=args.created)
-            decoder = Decoder(typed=False)
-            body, offset = _body(args.path)
-            for chunk in body:
-                _write(writer.write(decoder.feed(chunk)))
-            _write(writer.write(decoder.close()) + writer.close())
-            diagnostics = decoder.diagnostics
-    except BrokenPipeError:
-        sys.stdout = None  # nothing more can be written, not even at exit
-        return 1
+    if args.source is not None:
+        if args.choice is not None and args.source not in ("openai-chat", "gemini"):
+            raise UsageError(f"--choice is for openai-chat and gemini, not {args.source}")
+        translator = stream_translator(args.source, model=args.model, created=args.created,
+                                       request_id=args.request_id, choice=args.choice)
+        body, offset = _body(args.path)
+        for chunk in body:
+            _write(translator.feed_encoded(chunk))
+        _write(translator.close_encoded())
+        diagnostics = translator.diagnostics
+    else:
+        writer = OpenAIChatWriter(model=args.model, created=args.created)
+        decoder = Decoder(typed=False)
+        body, offset = _body(args.path)
+        for chunk in body:
+            _write(writer.write(decoder.feed(chunk)))
+        _write(writer.write(decoder.close()) + writer.close())
+        diagnostics = decoder.diagnostics
     shifted = [Diagnostic(d.rule, d.line + offset if d.line else 0, d.message, d.severity)
                for d in diagnostics]
     _print(args.path, shifted, sys.stderr)
