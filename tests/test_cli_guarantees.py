@@ -222,7 +222,7 @@ def test_decode_writes_each_event_before_the_next_arrives() -> None:
 
 
 @pytest.mark.parametrize("keep", [1, 0], ids=["head -1", "head -0"])
-@pytest.mark.parametrize("command", ["decode", "check"])
+@pytest.mark.parametrize("command", ["decode", "check", "translate --to openai-chat"])
 def test_a_closed_pipe_ends_the_command_quietly(command: str, keep: int, tmp_path: Path) -> None:
     path = tmp_path / "long.sse"
     with path.open("wb") as out:  # check prints a line for each event that does not conform
