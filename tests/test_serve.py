@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -334,3 +335,27 @@ def test_the_serve_command_runs_the_mock_model_and_passes_conformance(tmp_path: 
         server.wait(15)
     assert server.returncode in (0, -15)
     assert sum('"route":"/v1/stream"' in line for line in lines) == 11
+
+
+def test_ctrl_c_during_a_stream_stops_the_server_at_once_and_quietly() -> None:
+    """uvicorn sends an open stream no disconnect when it stops: without the server ending its
+    streams itself, Ctrl-C waits out the graceful-shutdown timeout and logs a traceback."""
+    command = Path(sys.executable).with_name("llm-stream")
+    server = subprocess.Popen([str(command), "serve", "--port", "0", "--mock-token-delay", "30"],
+                              stderr=subprocess.PIPE, text=True)
+    try:
+        assert server.stderr is not None
+        url = server.stderr.readline().split("listening on ")[1].split()[0]
+        with httpx.stream("POST", f"{url}/v1/stream", content=json.dumps(request("Hello")),
+                          headers=HEADERS, timeout=10) as response:
+            body = response.iter_bytes()  # kept: a generator dropped closes the stream
+            assert next(body)  # the stream has begun; the mock model waits for its next token
+            started = time.monotonic()
+            server.send_signal(signal.SIGINT)
+            server.wait(4)
+        assert time.monotonic() - started < 4
+    finally:
+        server.kill()
+        _, log = server.communicate()
+    assert server.returncode == 0
+    assert "Traceback" not in log and "ERROR" not in log, log

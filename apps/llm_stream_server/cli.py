@@ -19,6 +19,8 @@ from llm_stream.cli import UsageError
 from .requirements import missing_extra_message, missing_packages
 
 if TYPE_CHECKING:
+    from types import FrameType
+
     from starlette.applications import Starlette
 
     from .upstream import Upstream
@@ -122,8 +124,15 @@ def bind(host: str, port: int) -> socket.socket:
 def run(app: Starlette, listening: socket.socket) -> int:
     import uvicorn
 
+    from .streaming import stop_streams
+
     config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on",
                             timeout_graceful_shutdown=5)
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            stop_streams()
+            super().handle_exit(sig, frame)
+
     with contextlib.suppress(KeyboardInterrupt):
-        uvicorn.Server(config).run(sockets=[listening])
+        Server(config).run(sockets=[listening])
     return 0

@@ -3,18 +3,33 @@
 A piece is written with one call of the server's `send`, at once, so every event is flushed as
 it is produced; the server writes it to the socket in that call. Beside the body, one task per
 stream waits for the client's `http.disconnect`, which cancels the body at once (and with it the
-upstream request), whether or not anything is being sent just then. Per event this costs one
-`send` and nothing else: no task, no timer, no memory stream in between.
+upstream request), whether or not anything is being sent just then; the server's exit ends every
+stream the same way (`stop_streams`), since uvicorn sends no disconnect then and would wait out
+its graceful-shutdown timeout. Per event this costs one `send` and nothing else: no task, no
+timer, no memory stream in between.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from collections.abc import AsyncIterator, Mapping
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+
+_STOPPING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event] = (
+    weakref.WeakKeyDictionary()
+)
+"""Each event loop's signal that the server is stopping."""
+
+
+def stop_streams() -> None:
+    """End every open stream of the process as a disconnect would; called as the server exits,
+    from its signal handler, hence through each loop's thread-safe door."""
+    for loop, stopping in list(_STOPPING.items()):
+        loop.call_soon_threadsafe(stopping.set)
 
 
 class EventStreamResponse(Response):
@@ -27,22 +42,31 @@ class EventStreamResponse(Response):
         self.status_code = 200
         self.background = None
         self.init_headers({**headers, "X-Accel-Buffering": "no"})
+        self._started = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         loop = asyncio.get_running_loop()
         streaming = loop.create_task(self._stream(send))
         watching = loop.create_task(_disconnected(receive))
+        stopping = loop.create_task(_STOPPING.setdefault(loop, asyncio.Event()).wait())
+        stopped = False
         try:
-            await asyncio.wait((streaming, watching), return_when=asyncio.FIRST_COMPLETED)
+            await asyncio.wait((streaming, watching, stopping),
+                               return_when=asyncio.FIRST_COMPLETED)
+            stopped = stopping.done() and not (watching.done() or streaming.done())
         finally:
-            for task in (watching, streaming):
+            for task in (stopping, watching, streaming):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, OSError):
                     await task
+        if stopped and self._started:
+            with contextlib.suppress(OSError):  # the client still listens: end the body
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _stream(self, send: Send) -> None:
         await send({"type": "http.response.start", "status": self.status_code,
                     "headers": self.raw_headers})
+        self._started = True
         body = self.body_iterator
         try:
             async for piece in body:
