@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from pydantic_core import to_json
 
 from llm_stream import Encoder
-from llm_stream.registry import SPEC_VERSION as VERSION
+from llm_stream.translate.stream import TEXT_DELTA
 
 from .access_log import StreamRecord
 from .upstream import EventBatch, EventStream, UpstreamBroke
@@ -46,9 +46,6 @@ class Framing(Protocol):
 
 _DELTA_SHAPES = (("v", "seq", "type", "index", "role", "delta"), ("type", "index", "role", "delta"))
 """The members of a text delta as the translators and the mock model make it, in order."""
-_TEXT_DELTA = (b'event: content.delta\ndata: {"v":"' + VERSION.encode()
-               + b'","seq":%d,"type":"content.delta","index":%d,"role":"assistant",'
-               b'"delta":{"text":%b}}\n\n')
 
 
 class LLMStreamFraming:
@@ -69,7 +66,7 @@ class LLMStreamFraming:
                 if (type(index) is int and event["role"] == "assistant"
                         and type(delta) is dict and len(delta) == 1
                         and type(text := delta.get("text")) is str):
-                    pieces.append(_TEXT_DELTA % (encoder.seq, index, to_json(text)))
+                    pieces.append(TEXT_DELTA % (encoder.seq, index, to_json(text)))
                     encoder.seq += 1
                     continue
             pieces.append(encoder.encode(event))

@@ -69,7 +69,7 @@ def encode_events(events: Iterable[Mapping[str, Any]]) -> bytes:
     return b"".join([encode_event(event) for event in events])
 
 
-_TEXT_DELTA = (b'event: content.delta\ndata: {"v":' + to_json(SPEC_VERSION)
+TEXT_DELTA = (b'event: content.delta\ndata: {"v":' + to_json(SPEC_VERSION)
                + b',"seq":%d,"type":"content.delta","index":%d,"role":"assistant",'
                b'"delta":{"text":%b}}\n\n')
 """A text delta as `encode_event` writes the translator's dict of it, around seq, index and
@@ -280,7 +280,7 @@ class StreamTranslator:
         elif self._ended:
             return
         if self._encode:
-            self._out.append(_TEXT_DELTA % (self._seq, block.index, to_json(text)))
+            self._out.append(TEXT_DELTA % (self._seq, block.index, to_json(text)))
         else:
             self._out.append({"v": SPEC_VERSION, "seq": self._seq, "type": "content.delta",
                               "index": block.index, "role": "assistant",
