@@ -14,6 +14,7 @@ import { duplicateName, isObject, JSONLimitError, jsonEqual, loads, member } fro
 import * as life from "./lifecycle.js";
 import { severity } from "./rules.js";
 import { Sha256 } from "./sha256.js";
+import { learnShape, readShape } from "./shapes.js";
 import { SSEDecoder, type SSEEvent } from "./sse.js";
 import type { DecodedEvent } from "./types.js";
 import { EVENT_CHECKS, isValidEnvelope, isValidEvent, validateEnvelope, validateEvent } from "./validators.js";
@@ -171,6 +172,17 @@ class Joining {
  * schema are reported and not returned.
  */
 export class Decoder {
+    /**
+     * A decoder and a join that live as long as the module. V8 forgets the optimized code of the
+     * decoder's methods at a full collection in which no object of a class they use is alive,
+     * because the hidden classes that code was made for die with the last such object; a
+     * program that decodes stream after stream, with collections between them, would compile
+     * those methods again after each. These keep the hidden classes alive.
+     */
+    private static readonly residents: readonly object[] = [
+        new Decoder(), new Joining("", { event: "", field: "", carries: [], unlessStopReason: null, rule: "" }, new Map()),
+    ];
+
     readonly diagnostics: Diagnostic[] = [];
     readonly strict: boolean;
     readonly tools: ReadonlySet<string> | null;
@@ -330,11 +342,19 @@ export class Decoder {
                     this.drainSSE(line);
                 }
                 let parsed: unknown = NOT_PARSED;
+                let sound = false;
                 if (this.pending === null) {
-                    try {
-                        parsed = loads(data);
-                    } catch {
-                        // the general path says why
+                    parsed = readShape(type, data) ?? NOT_PARSED;
+                    sound = parsed !== NOT_PARSED;
+                    if (!sound) {
+                        try {
+                            parsed = loads(data);
+                        } catch {
+                            // the general path says why
+                        }
+                        if (isObject(parsed) && life.PLACES.has(type)) {
+                            learnShape(type, data);
+                        }
                     }
                     const event = parsed as Json;
                     const steady = steadyBlocks.size > 0 && typeof parsed === "object" && parsed !== null
@@ -343,7 +363,7 @@ export class Decoder {
                         const expected = this.expectedSeq;
                         if (steady.kind === type && event.type === type && event.seq === expected
                             && event.v === life.ENVELOPE_VERSION && expected > 1 && expected <= life.SEQ_MAX
-                            && (steady.check === null || steady.check(event)) && duplicateName(data, event) === null) {
+                            && (steady.check === null || steady.check(event)) && (sound || duplicateName(data, event) === null)) {
                             this.expectedSeq = expected + 1;
                             steady.joining?.add(member(event, steady.joining.of.field));
                             out.push(event as DecodedEvent);
@@ -351,7 +371,7 @@ export class Decoder {
                         }
                     }
                 }
-                const event = this.general(type, data, line, parsed);
+                const event = this.general(type, data, line, parsed, sound);
                 if (event !== null) {
                     out.push(event);
                 }
@@ -368,8 +388,8 @@ export class Decoder {
         return out;
     }
 
-    private general(sseType: string, data: string, line: number, parsed: unknown): DecodedEvent | null {
-        const obj = this.parse(data, line, parsed);
+    private general(sseType: string, data: string, line: number, parsed: unknown, sound = false): DecodedEvent | null {
+        const obj = this.parse(data, line, parsed, sound);
         const kind = obj === null ? undefined : obj.type;
         if (typeof kind !== "string") {
             this.unplaced(sseType);
@@ -397,7 +417,7 @@ export class Decoder {
     }
 
     /** The event's JSON object, joining an envelope split across two events (LS-SSE-3). */
-    private parse(data: string, line: number, parsed: unknown): Json | null {
+    private parse(data: string, line: number, parsed: unknown, sound: boolean): Json | null {
         let obj = parsed;
         if (obj === NOT_PARSED) {
             try {
@@ -440,7 +460,7 @@ export class Decoder {
             this.report("LS-SSE-2", line, `data must be one JSON object, got ${jsonKind(obj)}`);
             return null;
         }
-        return this.unique(data, obj, line);
+        return sound ? obj : this.unique(data, obj, line);
     }
 
     /** The object, unless a member name is written twice in it (decision D-DUPLICATE-KEYS). */
@@ -784,3 +804,4 @@ export class Decoder {
         }
     }
 }
+

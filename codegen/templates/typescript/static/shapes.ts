@@ -1,0 +1,315 @@
+/**
+ * Event texts of a shape seen before, read without the JSON parser.
+ *
+ * A stream writes thousands of events of one type in one shape: the same member names in the
+ * same order, the same punctuation and spacing, only the values of some members changing. A
+ * shape is learned from a text of it (`learnShape`) and kept for its event type; a later text
+ * of that type is then read (`readShape`) by comparing its punctuation and names with the
+ * shape's, and reading only the values that change: strings, and integers of at most 15 digits.
+ * What is read is the object `JSON.parse` gives for the text, the same members in the same
+ * order; a text that differs from every shape of its type in anything, or that holds a string
+ * the bindings refuse, is not read and goes to the parser.
+ *
+ * Only a text of the simplest kind gives a shape: objects nested at most `MAX_NESTING` deep,
+ * each member name written once (and none `__proto__`), values that are strings, integers,
+ * true, false, null or such objects. So a text read by a shape is within every limit of
+ * `jsontext` (LS-LIMIT-3, LS-LIMIT-4), writes no member name twice (D-DUPLICATE-KEYS), holds
+ * only integers written as integers (D-INTEGERS) and no unpaired surrogate: the checks the
+ * decoder makes of a parsed text all hold for it by construction.
+ */
+
+/** How deep the objects of a shape may nest (the event itself is depth 1). */
+const MAX_NESTING = 4;
+/** Integers of at most this many digits are exact as numbers. */
+const MAX_INTEGER_DIGITS = 15;
+/** Shapes kept for one event type; a new one takes the place of the oldest. */
+const SHAPES_PER_TYPE = 4;
+/** Top-level members whose value is the same in every event of a type, and is compared as
+ * written rather than read: the envelope's version and the event's type. */
+const FIXED_MEMBERS: ReadonlySet<string> = new Set(["v", "type"]);
+
+const QUOTE = 34;
+/** A JSON string's contents: characters other than a quote, a backslash or a control
+ * character, and escapes; as a loop unrolled, so that no text makes it backtrack. */
+const STRING = String.raw`([^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*)`;
+/** An integer written as JSON writes one, of at most `MAX_INTEGER_DIGITS` digits. */
+const INTEGER = `(-?(?:0|[1-9][0-9]{0,${MAX_INTEGER_DIGITS - 1}}))`;
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** An object of a shape: a copy of `model` with the values read from the text put in. */
+interface ObjectShape {
+    /** Which of `copy`'s sites copies the model. */
+    readonly site: number;
+    /** The object's members in order, the values that change as they were in the text learned. */
+    readonly model: Record<string, unknown>;
+    /** The members whose value is read, each with its group in the shape's pattern and
+     * whether it is a string (else an integer). */
+    readonly names: readonly string[];
+    readonly groups: readonly number[];
+    readonly strings: readonly boolean[];
+    /** The members that are objects, and their shapes. */
+    readonly children: readonly (readonly [string, ObjectShape])[];
+}
+
+interface Shape {
+    /** The whole text: the shape's punctuation, names and fixed values as written, a group for
+     * each value that changes. */
+    readonly pattern: RegExp;
+    readonly root: ObjectShape;
+}
+
+/** The shapes learned, by event type, most recent last. */
+const known = new Map<string, Shape[]>();
+/** How many objects' shapes have been learned, which numbers their sites. */
+let objects = 0;
+
+/** The object of `text` when it has a shape learned for `type`; else null. */
+export function readShape(type: string, text: string): Record<string, unknown> | null {
+    const shapes = known.get(type);
+    if (shapes === undefined) {
+        return null;
+    }
+    for (let i = shapes.length - 1; i >= 0; i--) {
+        const shape = shapes[i];
+        const match = shape.pattern.exec(text);
+        if (match !== null) {
+            return build(shape.root, match);
+        }
+    }
+    return null;
+}
+
+/** Learn the shape of `text`, an event of `type`, unless it is not of the simplest kind or
+ * already known. */
+export function learnShape(type: string, text: string): void {
+    if (readShape(type, text) !== null) {
+        return;
+    }
+    const shape = new Learner(text).shape();
+    if (shape === null) {
+        return;
+    }
+    const shapes = known.get(type) ?? [];
+    if (shapes.length >= SHAPES_PER_TYPE) {
+        shapes.shift();
+    }
+    shapes.push(shape);
+    known.set(type, shapes);
+}
+
+/** Forget every shape learned (for tests). */
+export function forgetShapes(): void {
+    known.clear();
+}
+
+/** The object a match of a shape's pattern stands for; null when one of its strings holds an
+ * unpaired surrogate escape, which the bindings refuse (`loads`). */
+function build(shape: ObjectShape, match: RegExpExecArray): Record<string, unknown> | null {
+    const object = copy(shape.site, shape.model);
+    const { names, groups, strings, children } = shape;
+    for (let i = 0; i < names.length; i++) {
+        const text = match[groups[i]];
+        if (!strings[i]) {
+            object[names[i]] = Number(text);
+        } else if (!text.includes("\\")) {
+            object[names[i]] = text;
+        } else {
+            const value = JSON.parse(`"${text}"`) as string;
+            if (SURROGATE_ESCAPE.test(text) && LONE_SURROGATE.test(value)) {
+                return null;
+            }
+            object[names[i]] = value;
+        }
+    }
+    for (let i = 0; i < children.length; i++) {
+        const [name, child] = children[i];
+        const value = build(child, match);
+        if (value === null) {
+            return null;
+        }
+        object[name] = value;
+    }
+    return object;
+}
+
+/**
+ * A copy of an object's model. V8 copies an object fastest at a site that has seen few kinds of
+ * object, and several times slower at one that has seen many, so each object of a shape is
+ * copied at a site of its own (sites taken in turn, so that sixteen shapes share none).
+ */
+function copy(site: number, model: Record<string, unknown>): Record<string, unknown> {
+    switch (site) {
+        case 0: return { ...model };
+        case 1: return { ...model };
+        case 2: return { ...model };
+        case 3: return { ...model };
+        case 4: return { ...model };
+        case 5: return { ...model };
+        case 6: return { ...model };
+        case 7: return { ...model };
+        case 8: return { ...model };
+        case 9: return { ...model };
+        case 10: return { ...model };
+        case 11: return { ...model };
+        case 12: return { ...model };
+        case 13: return { ...model };
+        case 14: return { ...model };
+        default: return { ...model };
+    }
+}
+
+/** Reads a text as a shape: a parser of the simplest kind of JSON object only. */
+class Learner {
+    private at = 0;
+    /** Where the text not yet in the pattern starts. */
+    private from = 0;
+    private pattern = "^";
+    private groups = 0;
+
+    constructor(private readonly text: string) {}
+
+    shape(): Shape | null {
+        this.space();
+        const root = this.object(1);
+        this.space();
+        if (root === null || this.at !== this.text.length) {
+            return null;
+        }
+        this.pattern += `${escape(this.text.slice(this.from))}$`;
+        return { pattern: new RegExp(this.pattern), root };
+    }
+
+    private object(depth: number): ObjectShape | null {
+        const { text } = this;
+        if (depth > MAX_NESTING || text.charCodeAt(this.at) !== 123) {
+            return null;
+        }
+        this.at += 1;
+        const model: Record<string, unknown> = {};
+        const names: string[] = [];
+        const groups: number[] = [];
+        const strings: boolean[] = [];
+        const children: [string, ObjectShape][] = [];
+        for (;;) {
+            this.space();
+            const name = this.string();
+            if (name === null || name === "__proto__" || Object.hasOwn(model, name)) {
+                return null;
+            }
+            this.space();
+            if (text.charCodeAt(this.at) !== 58) {
+                return null;
+            }
+            this.at += 1;
+            this.space();
+            const code = text.charCodeAt(this.at);
+            const start = this.at;
+            let value: unknown;
+            if (code === 123) {
+                const child = this.object(depth + 1);
+                if (child === null) {
+                    return null;
+                }
+                children.push([name, child]);
+                value = null;
+            } else if (code === QUOTE) {
+                value = this.string();
+                if (value === null) {
+                    return null;
+                }
+                if (!(depth === 1 && FIXED_MEMBERS.has(name))) {
+                    this.group(STRING, start, 1);
+                    names.push(name);
+                    groups.push(this.groups);
+                    strings.push(true);
+                }
+            } else {
+                value = this.word() ?? this.integer();
+                if (value === undefined) {
+                    return null;
+                }
+                if (typeof value === "number") {
+                    this.group(INTEGER, start, 0);
+                    names.push(name);
+                    groups.push(this.groups);
+                    strings.push(false);
+                }
+            }
+            model[name] = value;
+            this.space();
+            const next = text.charCodeAt(this.at);
+            this.at += 1;
+            if (next === 125) {
+                return { site: objects++ % 16, model, names, groups, strings, children };
+            }
+            if (next !== 44) {
+                return null;
+            }
+        }
+    }
+
+    /** The value just read, from `start` to `at`, its delimiters `inner` characters on each
+     * side, becomes a group of the pattern. */
+    private group(pattern: string, start: number, inner: number): void {
+        this.pattern += escape(this.text.slice(this.from, start + inner)) + pattern;
+        this.from = this.at - inner;
+        this.groups += 1;
+    }
+
+    /** true, false or null as written: the same in every text of the shape. */
+    private word(): boolean | null | undefined {
+        for (const [word, value] of [["true", true], ["false", false], ["null", null]] as const) {
+            if (this.text.startsWith(word, this.at)) {
+                this.at += word.length;
+                return value;
+            }
+        }
+        return undefined;
+    }
+
+    /** An integer written as one (no fraction, no exponent), of at most
+     * `MAX_INTEGER_DIGITS` digits. */
+    private integer(): number | undefined {
+        const found = new RegExp(`${INTEGER}(?![.eE0-9])`, "y");
+        found.lastIndex = this.at;
+        const match = found.exec(this.text);
+        if (match === null) {
+            return undefined;
+        }
+        this.at += match[0].length;
+        return Number(match[1]);
+    }
+
+    /** A string's value, read past it; null when none is here or it is not JSON text that the
+     * bindings take. */
+    private string(): string | null {
+        const found = new RegExp(`"${STRING}"`, "y");
+        found.lastIndex = this.at;
+        const match = found.exec(this.text);
+        if (match === null) {
+            return null;
+        }
+        const value = JSON.parse(match[0]) as string;
+        if (SURROGATE_ESCAPE.test(match[0]) && LONE_SURROGATE.test(value)) {
+            return null;
+        }
+        this.at += match[0].length;
+        return value;
+    }
+
+    private space(): void {
+        for (;;) {
+            const code = this.text.charCodeAt(this.at);
+            if (code !== 32 && code !== 9 && code !== 10 && code !== 13) {
+                return;
+            }
+            this.at += 1;
+        }
+    }
+}
+
+/** Text as a pattern that matches it alone. */
+function escape(text: string): string {
+    return text.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
+}
