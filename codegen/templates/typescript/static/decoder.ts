@@ -72,6 +72,10 @@ const STEADY_KINDS: ReadonlySet<string> = new Set(
 
 const NOT_PARSED = Symbol("not parsed");
 
+/** How many texts one decoder learns shapes from at most: learning one costs more than parsing
+ * it, and a stream whose events keep taking new shapes would otherwise learn at every event. */
+const LEARNED_SHAPES = 16;
+
 /** The event types a client may act on, returned only when every check of them passed (decision
  * D-TOOL-CALL-CHECKS). */
 const CALLS: ReadonlySet<string> = new Set(
@@ -225,6 +229,8 @@ export class Decoder {
     private readonly steady = new Map<number, Steady>();
     private failed = false;
     private closed = false;
+    /** How many more texts this decoder may learn a shape from (`learnShape`). */
+    private learning = LEARNED_SHAPES;
 
     constructor(options: DecoderOptions = {}) {
         this.strict = options.strict ?? false;
@@ -352,7 +358,8 @@ export class Decoder {
                         } catch {
                             // the general path says why
                         }
-                        if (isObject(parsed) && life.PLACES.has(type)) {
+                        if (this.learning > 0 && isObject(parsed) && life.PLACES.has(type)) {
+                            this.learning -= 1;
                             learnShape(type, data);
                         }
                     }
@@ -399,7 +406,7 @@ export class Decoder {
         }
         const before = this.diagnostics.length;
         const event = this.event(obj, sseType, line);
-        if (event !== null && typeof kind === "string" && CALLS.has(kind)
+        if (event !== null && this.diagnostics.length > before && typeof kind === "string" && CALLS.has(kind)
             && this.diagnostics.slice(before).some((d) => d.severity === "error")) {
             return null; // a tool call a check refused is not one to make
         }

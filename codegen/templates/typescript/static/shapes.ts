@@ -34,6 +34,9 @@ const QUOTE = 34;
 const STRING = String.raw`([^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*)`;
 /** An integer written as JSON writes one, of at most `MAX_INTEGER_DIGITS` digits. */
 const INTEGER = `(-?(?:0|[1-9][0-9]{0,${MAX_INTEGER_DIGITS - 1}}))`;
+/** A string or an integer where the learner reads one (sticky: `lastIndex` says where). */
+const STRING_HERE = new RegExp(`"${STRING}"`, "y");
+const INTEGER_HERE = new RegExp(`${INTEGER}(?![.eE0-9])`, "y");
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
@@ -80,12 +83,9 @@ export function readShape(type: string, text: string): Record<string, unknown> |
     return null;
 }
 
-/** Learn the shape of `text`, an event of `type`, unless it is not of the simplest kind or
- * already known. */
+/** Learn the shape of `text`, an event of `type` that `readShape` did not read, unless it is
+ * not of the simplest kind. */
 export function learnShape(type: string, text: string): void {
-    if (readShape(type, text) !== null) {
-        return;
-    }
     const shape = new Learner(text).shape();
     if (shape === null) {
         return;
@@ -271,7 +271,7 @@ class Learner {
     /** An integer written as one (no fraction, no exponent), of at most
      * `MAX_INTEGER_DIGITS` digits. */
     private integer(): number | undefined {
-        const found = new RegExp(`${INTEGER}(?![.eE0-9])`, "y");
+        const found = INTEGER_HERE;
         found.lastIndex = this.at;
         const match = found.exec(this.text);
         if (match === null) {
@@ -284,7 +284,7 @@ class Learner {
     /** A string's value, read past it; null when none is here or it is not JSON text that the
      * bindings take. */
     private string(): string | null {
-        const found = new RegExp(`"${STRING}"`, "y");
+        const found = STRING_HERE;
         found.lastIndex = this.at;
         const match = found.exec(this.text);
         if (match === null) {

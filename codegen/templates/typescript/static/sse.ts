@@ -62,6 +62,31 @@ function lineEnd(bytes: Uint8Array, from: number): number {
     return cr < 0 ? lf : from + cr;
 }
 
+/** Event types read before, each kept as one string, at most `TYPES_KEPT` of them. */
+const types: string[] = [];
+const TYPES_KEPT = 16;
+let typesReplaced = 0;
+
+/** The event type written in `text` from `from` to `end`: the string it was read as before,
+ * when it was, so that the layers after compare it and look it up as the same string, its hash
+ * computed once, rather than as a copy of it each time. */
+function typeAt(text: string, from: number, end: number): string {
+    const length = end - from;
+    for (let i = 0; i < types.length; i++) {
+        const type = types[i];
+        if (type.length === length && text.startsWith(type, from)) {
+            return type;
+        }
+    }
+    const type = text.slice(from, end);
+    if (types.length < TYPES_KEPT) {
+        types.push(type);
+    } else {
+        types[typesReplaced++ % TYPES_KEPT] = type;
+    }
+    return type;
+}
+
 function utf8Length(text: string): number {
     let length = text.length;
     for (let i = 0; i < text.length; i++) {
@@ -387,7 +412,7 @@ export class SSEDecoder {
                 let dataAt = at;
                 let dataEnd = end;
                 if (text.startsWith("event: ", at)) {
-                    type = text.slice(at + 7, end) || "message";
+                    type = end === at + 7 ? "message" : typeAt(text, at + 7, end);
                     dataAt = end + 1;
                     dataEnd = text.indexOf("\n", dataAt);
                 }
