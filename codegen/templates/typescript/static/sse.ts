@@ -55,6 +55,17 @@ function concat(one: Uint8Array, two: Uint8Array): Uint8Array {
     return joined;
 }
 
+/** The last index of `byte` in `bytes` at or after `from`, or -1: a loop, which on the few
+ * bytes it is given costs less than a typed array's search and the view that would need. */
+function lastIndex(bytes: Uint8Array, byte: number, from: number): number {
+    for (let i = bytes.length - 1; i >= from; i--) {
+        if (bytes[i] === byte) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 /** The first line end (LF or CR) at or after `from`, or -1. */
 function lineEnd(bytes: Uint8Array, from: number): number {
     const lf = bytes.indexOf(LF, from);
@@ -221,9 +232,9 @@ export class SSEDecoder {
             data = this.skipOverlong(data);
         }
         let end = data.lastIndexOf(LF);
-        const cr = data.subarray(end + 1).lastIndexOf(CR); // a CR before the last LF ends no later line
+        const cr = lastIndex(data, CR, end + 1); // a CR before the last LF ends no later line
         if (cr >= 0) {
-            end += cr + 1;
+            end = cr;
         }
         if (end < 0) {
             if (data.length > 0) {
@@ -231,20 +242,22 @@ export class SSEDecoder {
             }
             return;
         }
-        const rest = data.subarray(end + 1);
-        let region = data.subarray(0, end + 1);
-        if (rest.length === 0 && data[end] === CR) {
+        let region = end + 1 === data.length ? data : data.subarray(0, end + 1);
+        if (end + 1 === data.length && data[end] === CR) {
             this.skipLF = true;
         }
-        let now = region.length;
-        if (region.indexOf(CR) < 0) {
-            now = this.eventEnd(region);
-            if (this.held + region.length - now > SLICE) {
-                now = region.length;
-            }
+        // The lines after the last blank line wait for the rest of their event, unless one holds
+        // a CR or they are many. A blank line written with LFs ends an event however the lines
+        // before it end, so only the lines held need to be free of CR (the lines read now may
+        // hold one: searching them for it would cost more than reading them).
+        let now = this.eventEnd(region);
+        if (this.held + region.length - now > SLICE || lastIndex(region, CR, now) >= 0) {
+            now = region.length;
         }
-        const later = region.subarray(now);
-        region = region.subarray(0, now);
+        const later = now === region.length ? EMPTY : region.subarray(now);
+        if (now < region.length) {
+            region = region.subarray(0, now);
+        }
         if (region.length > 0) {
             if (this.held > 0) {
                 // The lines held back are read with those of this chunk.
@@ -262,18 +275,22 @@ export class SSEDecoder {
             this.append(later);
             this.pending = this.held;
         }
-        if (rest.length > 0) {
-            this.hold(rest, events);
+        if (end + 1 < data.length) {
+            this.hold(data.subarray(end + 1), events);
         }
     }
 
-    /** Where the lines of `region` (complete, with no CR) that finish an event end: just after
-     * the LF of its last blank line, or 0 when it has none. */
+    /** Where the lines of `region` (complete) that finish an event end: just after the LF of
+     * its last blank line written with LFs, or 0 when it has none; the region's end when a line
+     * after that one ends with CRLF, since no line with a CR is held. */
     private eventEnd(region: Uint8Array): number {
         for (let i = region.length - 1; i >= 0; i = i > 0 ? region.lastIndexOf(LF, i - 1) : -1) {
             // Before the region is a line end, or the start of the body, unless a line is held.
             if (i > 0 ? region[i - 1] === LF : this.held === this.pending) {
                 return i + 1;
+            }
+            if (i > 0 && region[i - 1] === CR) {
+                return region.length;
             }
         }
         return 0;
