@@ -14,7 +14,7 @@ import { duplicateName, isObject, JSONLimitError, jsonEqual, loads, member } fro
 import * as life from "./lifecycle.js";
 import { severity } from "./rules.js";
 import { Sha256 } from "./sha256.js";
-import { learnShape, readShape } from "./shapes.js";
+import { isShaped, learnShape, readShape } from "./shapes.js";
 import { SSEDecoder, type SSEEvent } from "./sse.js";
 import type { DecodedEvent } from "./types.js";
 import { EVENT_CHECKS, isValidEnvelope, isValidEvent, validateEnvelope, validateEvent } from "./validators.js";
@@ -81,6 +81,12 @@ const LEARNED_SHAPES = 16;
 const CALLS: ReadonlySet<string> = new Set(
     [...life.FIELD_CHECKS].filter(([, checks]) => checks.some(([check]) => check === "declared-tool"))
         .map(([kind]) => kind),
+);
+
+/** The json-text checks, each with what the shapes of its field's texts are learned as. */
+const JSON_TEXT: ReadonlyMap<FieldCheck, string> = new Map(
+    [...life.FIELD_CHECKS].flatMap(([kind, checks]) => checks.filter(([check]) => check === "json-text")
+        .map((entry): [FieldCheck, string] => [entry, `${kind} ${entry[1]}`])),
 );
 
 /** Field checks that compare an event with the one before, run only with the lifecycle. */
@@ -739,11 +745,17 @@ export class Decoder {
     private fieldCheck(entry: FieldCheck, kind: string, value: unknown, line: number): void {
         const [check, field, rule] = entry;
         if (check === "json-text") {
-            if (typeof value === "string") {
+            const of = JSON_TEXT.get(entry) as string;
+            if (typeof value === "string" && !isShaped(of, value)) {
                 try {
                     loads(value);
                 } catch {
                     this.report(rule, line, `${kind} ${field} is not JSON text`);
+                    return;
+                }
+                if (this.learning > 0) {
+                    this.learning -= 1;
+                    learnShape(of, value);
                 }
             }
         } else if (check === "unique") {

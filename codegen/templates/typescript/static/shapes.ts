@@ -22,7 +22,7 @@
 const MAX_NESTING = 4;
 /** Integers of at most this many digits are exact as numbers. */
 const MAX_INTEGER_DIGITS = 15;
-/** Shapes kept for one event type; a new one takes the place of the oldest. */
+/** Shapes kept for one event type (or field); a new one takes the place of the oldest. */
 const SHAPES_PER_TYPE = 4;
 /** Top-level members whose value is the same in every event of a type, and is compared as
  * written rather than read: the envelope's version and the event's type. */
@@ -62,16 +62,17 @@ interface Shape {
     readonly root: ObjectShape;
 }
 
-/** The shapes learned, by event type, most recent last. */
+/** The shapes learned, most recent last, by what they are of: an event type, or the field of
+ * an event type whose value is JSON text (`JSON_TEXT` in the decoder). */
 const known = new Map<string, Shape[]>();
 /** How many objects' shapes have been learned, which numbers their sites. */
 let objects = 0;
 /** Whether new shapes are learned (`resetShapes`). */
 let learning = true;
 
-/** The object of `text` when it has a shape learned for `type`; else null. */
-export function readShape(type: string, text: string): Record<string, unknown> | null {
-    const shapes = known.get(type);
+/** The object of `text` when it has a shape learned for `of`; else null. */
+export function readShape(of: string, text: string): Record<string, unknown> | null {
+    const shapes = known.get(of);
     if (shapes === undefined) {
         return null;
     }
@@ -85,9 +86,24 @@ export function readShape(type: string, text: string): Record<string, unknown> |
     return null;
 }
 
-/** Learn the shape of `text`, an event of `type` that `readShape` did not read, unless it is
- * not of the simplest kind. */
-export function learnShape(type: string, text: string): void {
+/** Whether `text` has a shape learned for `of`, and holds no surrogate escape: then it is JSON
+ * text that `loads` takes, with no need to build its value. */
+export function isShaped(of: string, text: string): boolean {
+    const shapes = known.get(of);
+    if (shapes === undefined || SURROGATE_ESCAPE.test(text)) {
+        return false;
+    }
+    for (let i = shapes.length - 1; i >= 0; i--) {
+        if (shapes[i].pattern.test(text)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/** Learn the shape of `text`, of `of` (an event type, or a field of one), that `readShape`
+ * did not read, unless it is not of the simplest kind. */
+export function learnShape(of: string, text: string): void {
     if (!learning) {
         return;
     }
@@ -95,12 +111,12 @@ export function learnShape(type: string, text: string): void {
     if (shape === null) {
         return;
     }
-    const shapes = known.get(type) ?? [];
+    const shapes = known.get(of) ?? [];
     if (shapes.length >= SHAPES_PER_TYPE) {
         shapes.shift();
     }
     shapes.push(shape);
-    known.set(type, shapes);
+    known.set(of, shapes);
 }
 
 /** Forget every shape learned, and learn new ones only when `learn`: for tests that hold the
