@@ -44,6 +44,9 @@ const EMPTY = new Uint8Array(0);
 /** Lines of at least this many bytes are long text for decoding (`SSEDecoder.decode`). */
 const LONG = 1024;
 
+/** A CR that is not the start of a CRLF. */
+const LONE_CR = /\r(?!\n)/;
+
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
@@ -416,38 +419,50 @@ export class SSEDecoder {
      * `event:` line and one `data:` line (or the `data:` line alone), is taken whole.
      */
     private text(text: string, events: SSEEvent[]): void {
+        // Lines that end with CRLF are read in place; a CR alone is a line end too, and then
+        // every line end is made an LF first.
+        let crlf = false;
         if (text.includes("\r")) {
-            text = text.replace(/\r\n?/g, "\n");
+            if (LONE_CR.test(text)) {
+                text = text.replace(/\r\n?/g, "\n");
+            } else {
+                crlf = true;
+            }
         }
         let n = this.lines;
         let at = 0;
         while (at < text.length) {
             const end = text.indexOf("\n", at);
+            const stop = crlf && end > at && text.charCodeAt(end - 1) === CR ? end - 1 : end;
             if (n + 1 === this.start) {
                 // Between events: the usual shapes skip the buffers.
                 let type = "message";
                 let dataAt = at;
                 let dataEnd = end;
+                let dataStop = stop;
                 if (text.startsWith("event: ", at)) {
-                    type = end === at + 7 ? "message" : typeAt(text, at + 7, end);
+                    type = stop === at + 7 ? "message" : typeAt(text, at + 7, stop);
                     dataAt = end + 1;
                     dataEnd = text.indexOf("\n", dataAt);
+                    dataStop = crlf && dataEnd > dataAt && text.charCodeAt(dataEnd - 1) === CR ? dataEnd - 1 : dataEnd;
                 }
-                if (text.startsWith("data: ", dataAt) && text.charCodeAt(dataEnd + 1) === LF) {
-                    const data = text.slice(dataAt + 6, dataEnd);
+                const blank = text.charCodeAt(dataEnd + 1) === LF ? 1
+                    : crlf && text.charCodeAt(dataEnd + 1) === CR && text.charCodeAt(dataEnd + 2) === LF ? 2 : 0;
+                if (blank > 0 && text.startsWith("data: ", dataAt)) {
+                    const data = text.slice(dataAt + 6, dataStop);
                     events.push({ type, data, id: this.id, retry: this.retry, line: n + 1 });
                     this.retry = null;
                     n += dataAt === at ? 2 : 3;
                     this.start = n + 1;
-                    at = dataEnd + 2;
+                    at = dataEnd + 1 + blank;
                     continue;
                 }
             }
             n += 1;
-            if (end === at) {
+            if (stop === at) {
                 this.blank(n, events);
             } else {
-                this.field(text.slice(at, end), n);
+                this.field(text.slice(at, stop), n);
             }
             at = end + 1;
         }
