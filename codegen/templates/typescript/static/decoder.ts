@@ -259,7 +259,9 @@ export class Decoder {
             throw new Error("feed() after close()");
         }
         const sseEvents = this.sseEvents;
-        sseEvents.length = 0;
+        if (sseEvents.length > 0) {
+            sseEvents.length = 0;
+        }
         return this.events(this.sse.feed(chunk, sseEvents));
     }
 

@@ -58,8 +58,9 @@ function concat(one: Uint8Array, two: Uint8Array): Uint8Array {
     return joined;
 }
 
-/** The last index of `byte` in `bytes` at or after `from`, or -1: a loop, which on the few
- * bytes it is given costs less than a typed array's search and the view that would need. */
+/** The last index of `byte` in `bytes` at or after `from`, or -1: a loop, which costs less than
+ * a typed array's search (and the view that would need) when `byte` is near the end or the
+ * bytes are few, as they are where this looks. */
 function lastIndex(bytes: Uint8Array, byte: number, from: number): number {
     for (let i = bytes.length - 1; i >= from; i--) {
         if (bytes[i] === byte) {
@@ -175,6 +176,10 @@ export class SSEDecoder {
             this.apply(chunk, events); // the commonest chunk: whole lines
             return events;
         }
+        if (chunk.length <= SLICE) {
+            this.feedSlice(chunk, events);
+            return events;
+        }
         for (let at = 0; at < chunk.length; at += SLICE) {
             this.feedSlice(chunk.subarray(at, at + SLICE), events);
         }
@@ -234,7 +239,7 @@ export class SSEDecoder {
         if (this.overlong >= 0) {
             data = this.skipOverlong(data);
         }
-        let end = data.lastIndexOf(LF);
+        let end = lastIndex(data, LF, 0);
         const cr = lastIndex(data, CR, end + 1); // a CR before the last LF ends no later line
         if (cr >= 0) {
             end = cr;
@@ -287,7 +292,10 @@ export class SSEDecoder {
      * its last blank line written with LFs, or 0 when it has none; the region's end when a line
      * after that one ends with CRLF, since no line with a CR is held. */
     private eventEnd(region: Uint8Array): number {
-        for (let i = region.length - 1; i >= 0; i = i > 0 ? region.lastIndexOf(LF, i - 1) : -1) {
+        for (let i = region.length - 1; i >= 0; i--) {
+            if (region[i] !== LF) {
+                continue;
+            }
             // Before the region is a line end, or the start of the body, unless a line is held.
             if (i > 0 ? region[i - 1] === LF : this.held === this.pending) {
                 return i + 1;
