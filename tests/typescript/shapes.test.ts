@@ -39,6 +39,8 @@ const MUTATIONS: Readonly<Record<string, (text: string) => string>> = {
     "an escaped letter": (text) => text.replace('"text":" ', '"text":"\\u0020'),
     "an escaped quote": (text) => text.replace('"text":"', '"text":"\\"'),
     "an escaped solidus and newline": (text) => text.replace('"text":"', '"text":"\\/\\n'),
+    "every escape JSON has": (text) => text.replace('"text":"', '"text":"\\b\\f\\r\\t\\\\\\/\\"\\u00E9\\u20ac'),
+    "a long string of escapes": (text) => text.replace('"text":"', `"text":"${"\\n\\u00e9x".repeat(20)}`),
     "an escape that is not JSON": (text) => text.replace('"text":"', '"text":"\\x'),
     "a raw tab in a string": (text) => text.replace('"text":"', '"text":"\t'),
     "a non-ASCII string": (text) => text.replace('"text":"', '"text":"\u65e5\u672c \u{1F600}'),

@@ -48,6 +48,12 @@ const LONG = 1024;
 const LONE_CR = /\r(?!\n)/;
 
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** ICU's converter, used only as a stream (see `SSEDecoder.decode`), and made when first
+ * needed. Every decoder shares it: it is given complete lines only, which end on a character
+ * boundary, so it holds nothing back from one call to the next. */
+let streaming: TextDecoder | null = null;
+/** The last long run of lines that a decoder read as text was ASCII. */
+let lastLongWasAscii = true;
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
@@ -153,11 +159,6 @@ export class SSEDecoder {
     private start = 1;
     /** The current event lost a line to a limit and will be dropped. */
     private spoiled = false;
-    /** The last long run of lines read as text was ASCII. */
-    private ascii = true;
-    /** Used only as a stream (see `decode`), and made when first needed: a short stream never
-     * needs the converter it holds. */
-    private streaming: TextDecoder | null = null;
 
     constructor(limits: SSELimits = {}) {
         this.maxLine = limits.maxLineBytes ?? 1 << 20;
@@ -334,27 +335,28 @@ export class SSEDecoder {
      * Complete lines as text, or null when they are not UTF-8. Node has two UTF-8 decoders: the
      * one-call path, fastest on ASCII and on short text, and ICU's, used for a stream, twice as
      * fast on long text that is not ASCII. Complete lines end on a character boundary, so both
-     * give the same text; a long run of lines takes the one that suited the last long run.
+     * give the same text; a long run of lines takes the one that suited the last long run that
+     * any decoder read, so that each of many short streams starts with the right one.
      */
     private decode(region: Uint8Array): string | null {
         const long = region.length >= LONG;
-        const stream = long && !this.ascii;
+        const stream = long && !lastLongWasAscii;
         let text: string;
         try {
             if (stream) {
-                this.streaming ??= new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-                text = this.streaming.decode(region, { stream: true });
+                streaming ??= new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+                text = streaming.decode(region, { stream: true });
             } else {
                 text = strict.decode(region);
             }
         } catch {
             if (stream) {
-                this.streaming = null;
+                streaming = null;
             }
             return null;
         }
         if (long) {
-            this.ascii = text.length === region.length;
+            lastLongWasAscii = text.length === region.length;
         }
         return text;
     }
