@@ -3,7 +3,8 @@
  *
  * The layers of the Python bindings, each its own module: SSE framing (`sse`), the JSON envelope
  * checked by the generated validators (`validators`), and the lifecycle state machine whose
- * tables come from the registry (`lifecycle`). The verdict is the Python decoder's, rule for
+ * tables come from the registry (`lifecycle`); texts of a shape seen before are read without
+ * the JSON parser (`shapes`). The verdict is the Python decoder's, rule for
  * rule and line for line: the two are held to each other on every example of the spec and on
  * mutated ones. `feed()` takes whatever bytes arrived and returns the events they completed;
  * `stream()` does the same for a `ReadableStream`, such as the body of a `fetch` response.
@@ -339,11 +340,13 @@ export class Decoder {
     }
 
     /**
-     * The hot loop. A valid event that continues an open block in the expected order changes
-     * nothing but the next seq, so it skips the general path: `steady` maps the index of each
-     * such block to what its events are. Its envelope is checked inline: v is the version, and
-     * seq is the next seq, which makes it an integer in range so long as that is above 1 and at
-     * most the largest.
+     * The hot loop. An event's text of a shape seen before is read without the JSON parser
+     * (`readShape`), and is then known to be within the limits and to write no member name
+     * twice; any other is parsed, and its shape learned. A valid event that continues an open
+     * block in the expected order changes nothing but the next seq, so it skips the general
+     * path: `steady` maps the index of each such block to what its events are. Its envelope is
+     * checked inline: v is the version, and seq is the next seq, which makes it an integer in
+     * range so long as that is above 1 and at most the largest.
      */
     private events(sseEvents: readonly SSEEvent[]): DecodedEvent[] {
         const out: DecodedEvent[] = [];

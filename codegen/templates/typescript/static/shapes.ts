@@ -3,12 +3,15 @@
  *
  * A stream writes thousands of events of one type in one shape: the same member names in the
  * same order, the same punctuation and spacing, only the values of some members changing. A
- * shape is learned from a text of it (`learnShape`) and kept for its event type; a later text
- * of that type is then read (`readShape`) by comparing its punctuation and names with the
- * shape's, and reading only the values that change: strings, and integers of at most 15 digits.
- * What is read is the object `JSON.parse` gives for the text, the same members in the same
- * order; a text that differs from every shape of its type in anything, or that holds a string
- * the bindings refuse, is not read and goes to the parser.
+ * shape is learned from a text of it (`learnShape`) and kept for what the text is: an event
+ * type, or a field of one whose value is JSON text (a tool call's arguments). A later text of
+ * the same is then read (`readShape`) by one regular expression made from the shape, which
+ * compares its punctuation, names and fixed values with the shape's and captures only the
+ * values that change: strings, and integers of at most 15 digits. What is read is the object
+ * `JSON.parse` gives for the text, the same members in the same order; a text that differs from
+ * every shape of its kind in anything, or that holds a string the bindings refuse, is not read
+ * and goes to the parser. Shapes are kept for every decoder, since what they say of a text does
+ * not depend on the stream: at most `SHAPES_PER_TYPE` of each kind, the oldest making way.
  *
  * Only a text of the simplest kind gives a shape: objects nested at most `MAX_NESTING` deep,
  * each member name written once (and none `__proto__`), values that are strings, integers,
