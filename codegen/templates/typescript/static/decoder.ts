@@ -203,8 +203,6 @@ export class Decoder {
     private readonly errors: (instance: unknown) => SchemaError[];
     private readonly validates: boolean;
     private readonly sse: SSEDecoder;
-    /** The SSE events of the chunk at hand, one array for every chunk. */
-    private readonly sseEvents: SSEEvent[] = [];
     private state = life.STREAM_INITIAL;
     private first = true;
     private expectedSeq = 0;
@@ -259,11 +257,7 @@ export class Decoder {
         if (this.closed) {
             throw new Error("feed() after close()");
         }
-        const sseEvents = this.sseEvents;
-        if (sseEvents.length > 0) {
-            sseEvents.length = 0;
-        }
-        return this.events(this.sse.feed(chunk, sseEvents));
+        return this.events(this.sse.feed(chunk));
     }
 
     /** End of body: report an unfinished stream and return any last events. */
