@@ -147,7 +147,8 @@ class Joining {
     constructor(
         readonly kind: string,
         readonly of: life.Fragments,
-        readonly carried: ReadonlyMap<string, unknown>,
+        /** The value of each of `of.carries` in the first fragment. */
+        readonly carried: readonly unknown[],
     ) {}
 
     add(fragment: unknown): void {
@@ -191,7 +192,7 @@ export class Decoder {
      * those methods again after each. These keep the hidden classes alive.
      */
     private static readonly residents: readonly object[] = [
-        new Decoder(), new Joining("", { event: "", field: "", carries: [], unlessStopReason: null, rule: "" }, new Map()),
+        new Decoder(), new Joining("", { event: "", field: "", carries: [], unlessStopReason: null, rule: "" }, []),
     ];
 
     readonly diagnostics: Diagnostic[] = [];
@@ -695,11 +696,11 @@ export class Decoder {
         }
         let joining = this.joining.get(index);
         if (joining === undefined) {
-            const missing = fragments.carries.filter((name) => member(obj, name) == null);
-            if (missing.length > 0) {
+            const carried = fragments.carries.map((name) => member(obj, name));
+            if (carried.some((value) => value == null)) {
+                const missing = fragments.carries.filter((_, i) => carried[i] == null);
                 this.report(fragments.rule, line, `the first ${kind} of block ${index} carries no ${missing.join(" and no ")}`);
             }
-            const carried = new Map(fragments.carries.map((name) => [name, member(obj, name)]));
             joining = new Joining(kind, fragments, carried);
             this.joining.set(index, joining);
         }
@@ -719,7 +720,9 @@ export class Decoder {
         if (!joining.addsUpTo(member(obj, field))) {
             this.report(rule, line, `${kind} ${field} is not its ${joining.kind} fragments joined in order`);
         }
-        for (const [name, carried] of joining.carried) {
+        for (let i = 0; i < joining.carried.length; i++) {
+            const name = joining.of.carries[i];
+            const carried = joining.carried[i];
             const value = member(obj, name);
             if (typeof carried === "string" && value !== carried) {
                 this.report(rule, line, `${kind} ${name} is ${quoted(value)}, but its ${joining.kind} `
