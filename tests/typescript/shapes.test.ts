@@ -198,6 +198,39 @@ describe("a text read by a shape", () => {
     });
 });
 
+describe("learning", () => {
+    it("tries a type whose texts give no shape ever less often, and learns it again later", () => {
+        resetShapes(true);
+        const [type, data] = BASE[1];
+        const unlearnable = MUTATIONS["a float seq"](data);
+        for (let i = 0; i < 16; i++) {
+            learnShape(type, unlearnable);
+        }
+        learnShape(type, data);
+        assert.equal(readShape(type, data), null, "not tried after 16 texts that gave no shape");
+        let tries = 1;
+        while (readShape(type, data) === null && tries < 2048) {
+            learnShape(type, data);
+            tries += 1;
+        }
+        assert.ok(tries < 1024, `learned again after ${tries} texts`);
+        assert.deepStrictEqual(readShape(type, data), JSON.parse(data));
+    });
+
+    it("keeps at most four shapes of a type, the oldest making way", () => {
+        resetShapes(true);
+        const [type, data] = BASE[1];
+        const texts = [0, 1, 2, 3, 4].map((n) => data.replace('"index":', `"x${n}":1,"index":`));
+        for (const text of texts) {
+            learnShape(type, text);
+        }
+        assert.equal(readShape(type, texts[0]), null);
+        for (const text of texts.slice(1)) {
+            assert.deepStrictEqual(readShape(type, text), JSON.parse(text));
+        }
+    });
+});
+
 describe("a stream decoded with shapes learned", () => {
     it("gives the events and diagnostics of the general path, in every chunking", () => {
         let differing = 0;

@@ -27,6 +27,11 @@ const MAX_NESTING = 4;
 const MAX_INTEGER_DIGITS = 15;
 /** Shapes kept for one event type (or field); a new one takes the place of the oldest. */
 const SHAPES_PER_TYPE = 4;
+/** After this many texts of one event type (or field) in a row gave no shape, only one in
+ * `RETRY_EVERY` is tried: a type whose texts are not of the simplest kind would otherwise cost
+ * a try at every event. */
+const FAILURES_PER_TYPE = 16;
+const RETRY_EVERY = 1024;
 /** Top-level members whose value is the same in every event of a type, and is compared as
  * written rather than read: the envelope's version and the event's type. */
 const FIXED_MEMBERS: ReadonlySet<string> = new Set(["v", "type"]);
@@ -72,6 +77,9 @@ const known = new Map<string, Shape[]>();
 let objects = 0;
 /** Whether new shapes are learned (`resetShapes`). */
 let learning = true;
+/** How many texts of each event type (or field) gave no shape, or were not tried, since the
+ * last that gave one. */
+const failures = new Map<string, number>();
 
 /** The object of `text` when it has a shape learned for `of`; else null. */
 export function readShape(of: string, text: string): Record<string, unknown> | null {
@@ -110,10 +118,13 @@ export function learnShape(of: string, text: string): void {
     if (!learning) {
         return;
     }
-    const shape = new Learner(text).shape();
+    const failed = failures.get(of) ?? 0;
+    const shape = failed < FAILURES_PER_TYPE || failed % RETRY_EVERY === 0 ? new Learner(text).shape() : null;
     if (shape === null) {
+        failures.set(of, failed + 1);
         return;
     }
+    failures.delete(of);
     const shapes = known.get(of) ?? [];
     if (shapes.length >= SHAPES_PER_TYPE) {
         shapes.shift();
@@ -126,6 +137,7 @@ export function learnShape(of: string, text: string): void {
  * decoder's paths to each other. */
 export function resetShapes(learn: boolean): void {
     known.clear();
+    failures.clear();
     learning = learn;
 }
 
