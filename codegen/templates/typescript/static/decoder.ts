@@ -797,11 +797,15 @@ export class Decoder {
 
     private atEnd(line: number): void {
         if (!(this.failed && life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED)) {
-            for (const index of [...this.blocks.keys()].sort((a, b) => a - b)) {
-                const rule = life.BLOCK_UNFINISHED.get(this.blocks.get(index) as string);
-                if (rule !== undefined) {
-                    this.report(rule, line, `block ${index} was never closed by content.stop`);
+            const unfinished: number[] = []; // sorted, few as they are, rather than every block
+            for (const [index, state] of this.blocks) {
+                if (life.BLOCK_UNFINISHED.has(state)) {
+                    unfinished.push(index);
                 }
+            }
+            for (const index of unfinished.sort((a, b) => a - b)) {
+                const rule = life.BLOCK_UNFINISHED.get(this.blocks.get(index) as string) as string;
+                this.report(rule, line, `block ${index} was never closed by content.stop`);
             }
         }
         for (const [kind, [minimum, rule]] of life.EXPECTED) {
