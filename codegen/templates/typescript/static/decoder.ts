@@ -401,7 +401,7 @@ export class Decoder {
         return out;
     }
 
-    private general(sseType: string, data: string, line: number, parsed: unknown, sound = false): DecodedEvent | null {
+    private general(sseType: string, data: string, line: number, parsed: unknown, sound: boolean): DecodedEvent | null {
         const obj = this.parse(data, line, parsed, sound);
         const kind = obj === null ? undefined : obj.type;
         if (typeof kind !== "string") {
