@@ -128,29 +128,13 @@ class SSEDecoder:
         events apart at once, which is cheaper than building objects it does not keep."""
         if type(data) is not bytes:
             data = bytes(data)
-        tail = self._tail
-        if (
-            self._deferred
-            and b"\n\n" not in data
-            and data[:1] != b"\n"
-            and b"\r" not in data
-            and self._tail_len + len(data) <= self._hold_max
-        ):
-            # Small chunks: most end no event, and are held as they are (see below).
-            if data:
-                tail.append(data)
-                self._tail_len += len(data)
-            return []
         if self._irregular:
             return self._feed_split(data)
+        # Membership of an int in bytes is one memchr; of bytes in bytes, ten times that.
+        tail = self._tail
         if not tail and data[-1:] == b"\n" and len(data) <= self._fast_max:
-            # Complete lines, as a server that flushes every event sends them.
-            try:
-                text = data.decode()
-            except UnicodeDecodeError:
-                return self._checked(data)
-            return self._text(text, "\r" in text)
-        if b"\r" not in data and (self._deferred or not tail):
+            return self._region(data, 13 in data)  # complete lines, as servers flush each event
+        if 13 not in data and (self._deferred or not tail):
             # LF line ends, in a regular state: take apart the bytes up to the last blank line,
             # and hold what follows it, in which no event ends, until a chunk ends one. Each
             # event is then taken apart whole, however the body is cut; a chunk that ends none
@@ -161,31 +145,29 @@ class SSEDecoder:
             elif data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n"):
                 cut = 1  # a blank line, after the line end that came last
             else:
+                held = self._tail_len + len(data)
+                if held <= self._hold_max:
+                    if data:
+                        tail.append(data)
+                        self._tail_len = held
+                        self._deferred = True
+                    return []
                 cut = 0
-            held = self._tail_len
-            if cut == 0 and held + len(data) <= self._hold_max:
-                if data:
-                    tail.append(data)
-                    self._tail_len = held + len(data)
-                    self._deferred = True
-                return []
             rest = len(data) - cut
-            if cut and held + cut <= self._fast_max and rest <= self._hold_max:
+            if cut and self._tail_len + cut <= self._fast_max and rest <= self._hold_max:
                 if rest:
                     region = data[:cut]
                     data = data[cut:]
+                    self._tail = [data]
                 else:
-                    region, data = data, b""
+                    region = data
+                    self._tail = []
                 if tail:
                     tail.append(region)
                     region = b"".join(tail)
-                self._tail = [data] if data else []
                 self._tail_len = rest
-                self._deferred = bool(data)
-                try:
-                    return self._text(region.decode(), False)
-                except UnicodeDecodeError:
-                    return self._checked(region)
+                self._deferred = rest > 0
+                return self._region(region, False)
         if self._deferred:
             tail.append(data)
             data = b"".join(tail)
@@ -339,12 +321,7 @@ class SSEDecoder:
         if rest:
             self._hold(rest)
         if len(data) <= self._fast_max:
-            try:
-                text = data.decode()
-            except UnicodeDecodeError:
-                pass
-            else:
-                return self._text(text, "\r" in text)
+            return self._region(data, 13 in data)
         return self._checked(data)
 
     def _hold(self, data: bytes) -> None:
@@ -402,13 +379,19 @@ class SSEDecoder:
     ) -> None:
         self.diagnostics.append(Diagnostic(rule, line, message, severity))
 
-    def _text(self, text: str, crlf: bool) -> list[Fields]:
-        """Apply complete lines that are valid UTF-8 and within every limit.
+    def _region(self, region: bytes, crlf: bool) -> list[Fields]:
+        """Apply complete lines within every limit: in a few calls when they are UTF-8, else one
+        by one (``_checked``).
 
-        With no CR in the text, lines end in LF; with CRs, the text is taken to end its lines in
-        CRLF throughout, as bodies do. A piece that ends any line otherwise fails the tests for
-        the usual shapes, which look for no other CR or LF, and goes through ``_apply``.
+        With no CR in the region (``crlf`` false), lines end in LF; with CRs, the region is
+        taken to end its lines in CRLF throughout, as bodies do. A piece that ends any line
+        otherwise fails the tests for the usual shapes, which look for no other CR or LF, and
+        goes through ``_apply``.
         """
+        try:
+            text = region.decode()
+        except UnicodeDecodeError:
+            return self._checked(region)
         blank, data_line = ("\r\n\r\n", "\r\ndata: ") if crlf else ("\n\n", "\ndata: ")
         n = self._lines
         if n < self._start and text[:7] == "event: " and text.endswith(blank):
