@@ -272,12 +272,13 @@ class SSEDecoder:
             return None
         return lines[0], lines[1][6:]
 
-    def took_whole_event(self) -> int:
+    def took_whole_event(self, lines: int = 3) -> int:
         """Account for the event ``whole_event`` found, whose first line the caller found to be
-        an ``event:`` line and which it took; returns the line the event starts on."""
+        an ``event:`` line and which it took; returns the line the event starts on. ``lines`` is
+        how many lines the event took, its blank line included (two for ``took_whole_data``)."""
         n = self._lines
-        self._lines = n + 3
-        self._start = n + 4
+        self._lines = n + lines
+        self._start = n + lines + 1
         self._retry = None
         return n + 1
 
@@ -296,18 +297,14 @@ class SSEDecoder:
         ):
             return None
         payload = data[6:-2]
-        if b"\n" in payload or b"\r" in payload:
+        if 10 in payload or 13 in payload:
             return None
         return payload
 
     def took_whole_data(self) -> int:
         """Account for the event ``whole_data`` found, which the caller took; returns the line
         the event starts on."""
-        n = self._lines
-        self._lines = n + 2
-        self._start = n + 3
-        self._retry = None
-        return n + 1
+        return self.took_whole_event(2)
 
     def _feed_split(self, data: bytes) -> list[Fields]:
         """Feed a chunk that continues or leaves an unterminated line, is large, or comes in an
