@@ -25,6 +25,7 @@ from .diagnostics import Diagnostic, Severity
 __all__ = ["Fields", "SSEDecoder", "SSEEvent"]
 
 _BOM = b"\xef\xbb\xbf"
+_LINE_END = b"\r\n"
 # A larger chunk is fed in slices of this size, so that the work on one slice (decoding, cutting)
 # never holds much more than a slice.
 _SLICE = 1 << 16
@@ -166,31 +167,51 @@ class SSEDecoder:
             data = bytes(data)
         if self._irregular:
             return self._feed_split(data)
-        # Membership of an int in bytes is one memchr; of bytes in bytes, ten times that.
+        # In a regular state: take apart the bytes up to the last blank line, and hold what
+        # follows it, in which no event ends, until a chunk ends one. Each event is then taken
+        # apart whole, however the body is cut; a chunk that ends none costs an append. (That an
+        # int is in bytes is one memchr; that bytes are, ten times that.)
         tail = self._tail
         if not tail and data[-1:] == b"\n" and len(data) <= self._fast_max:
             return self._region(data, 13 in data)  # complete lines, as servers flush each event
-        if 13 not in data and (self._deferred or not tail):
-            # LF line ends, in a regular state: take apart the bytes up to the last blank line,
-            # and hold what follows it, in which no event ends, until a chunk ends one. Each
-            # event is then taken apart whole, however the body is cut; a chunk that ends none
-            # costs an append.
+        if 13 not in data:  # LF line ends
             last = data.rfind(b"\n\n")
             if last >= 0:
                 cut = last + 2
             elif data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n"):
                 cut = 1  # a blank line, after the line end that came last
             else:
-                held = self._tail_len + len(data)
-                if held <= self._hold_max:
-                    if data:
-                        tail.append(data)
-                        self._tail_len = held
-                        self._deferred = True
-                    return []
                 cut = 0
+        else:
+            # CRs end lines too, alone or before an LF. A blank line is a line end after
+            # another: in any line ends, one of three pairs, in the chunk or across the last
+            # byte taken apart or held (a line end when none is held). The usual blank line of
+            # CRLF bodies is the one place to cut at.
+            last = data.rfind(b"\r\n\r\n")
+            after = last + 3 if last >= 0 else 0
+            if (
+                data.find(b"\n\r", after) >= 0
+                or data.find(b"\r\r", after) >= 0
+                or data.find(b"\n\n", after) >= 0
+            ):
+                cut = -1
+            elif last >= 0:
+                cut = last + 4
+            elif data[0] in _LINE_END and (not tail or tail[-1][-1] in _LINE_END):
+                cut = -1
+            else:
+                cut = 0
+        if cut == 0:
+            held = self._tail_len + len(data)
+            if held <= self._hold_max:
+                if data:
+                    tail.append(data)
+                    self._tail_len = held
+                    self._deferred = True
+                return []
+        elif cut > 0:
             rest = len(data) - cut
-            if cut and self._tail_len + cut <= self._fast_max and rest <= self._hold_max:
+            if self._tail_len + cut <= self._fast_max and rest <= self._hold_max:
                 if rest:
                     region = data[:cut]
                     data = data[cut:]
@@ -203,7 +224,7 @@ class SSEDecoder:
                     region = b"".join(tail)
                 self._tail_len = rest
                 self._deferred = rest > 0
-                return self._region(region, False)
+                return self._region(region, 13 in region)
         if self._deferred:
             tail.append(data)
             data = b"".join(tail)
