@@ -5,12 +5,14 @@ browsers and SDKs do: a looser or stricter reading would make our verdicts disag
 clients actually see.
 
 This is the hot path of every client, so the common case costs a few C-level calls per chunk
-rather than Python work per byte or per line: a chunk's complete lines are decoded in one call and
-cut on blank lines in one call, and a piece of the usual shape (``event:`` then ``data:``, or
-``data:`` alone) becomes an event without being cut into lines. Anything else (comments, ``id:``,
-several ``data:`` lines, mixed line ends, invalid UTF-8, a line or an event near a limit) goes line
-by line through ``_field`` and ``_blank``, which hold the rules proper. Whatever the chunking, the
-events and the diagnostics are the same.
+rather than Python work per byte or per line: a chunk in which no event ends is held as it came;
+the bytes up to the last blank line, of the chunks held and the one that ends an event, are
+decoded in one call and cut in one call; a run of events of the usual shapes (``event:`` then
+``data:``, or ``data:`` alone) is taken apart as columns, in a few calls for the whole run, and an
+event of a usual shape among others without being cut into lines. Anything else (comments,
+``id:``, several ``data:`` lines, mixed line ends, invalid UTF-8, a line or an event near a limit)
+goes line by line through ``_field`` and ``_blank``, which hold the rules proper. Whatever the
+chunking, the events and the diagnostics are the same.
 """
 
 from __future__ import annotations
