@@ -95,6 +95,37 @@ def test_cr_then_lf_in_the_next_chunk_after_a_blank_line() -> None:
     assert decode([b"data: a\r\r", b"\ndata: b\r\n\r\n"])[0] == [ev("a"), ev("b", line=3)]
 
 
+@pytest.mark.parametrize(("chunks", "ends_at"), [
+    ([b"data: a\r\n", b"\r", b"\n"], 1),  # the CR alone ends the blank line
+    ([b"data: a\r\n", b"x", b"\r", b"\n\r\n"], 3),  # x is a line; its LF ends no other
+    ([b"data: a\r", b"\r"], 1),
+    ([b"data: a\n", b"\r"], 1),
+    ([b"data: a\r", b"\n", b"\n"], 2),
+    ([b"data: a\r\n\r", b"\n"], 0),
+    ([b"data: a\r\ndata: b\r\n", b"\r\n"], 1),
+])
+def test_an_event_ends_in_the_chunk_that_ends_its_blank_line(
+    chunks: list[bytes], ends_at: int
+) -> None:
+    """Small chunks in which no event ends are held; one that ends the blank line, in whatever
+    line ends and however it is cut, gives the event at once."""
+    decoder = SSEDecoder()
+    decoder.feed(b"data: 0\n\n")
+    got = [decoder.feed(chunk) for chunk in chunks]
+    assert [i for i, events in enumerate(got) if events] == [ends_at]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 13, 21, 64])
+def test_small_chunks_in_each_line_end(eol: bytes, size: int) -> None:
+    body = b"".join([
+        b"event: a\ndata: 1\n\n", b": c\nid: 2\ndata: 2\n\n", b"data: \xc3\xa9\n\n", b"\n",
+        b"event: b\ndata: 3\ndata: 4\n\n", b"data: 5\n\n",
+    ]).replace(b"\n", eol)
+    assert decode(cut(body, range(size, len(body), size))) == whole(body)
+    assert as_tuples(whole(body)[0]) == Reference().run(body).events
+
+
 def test_bom_dropped_at_the_start() -> None:
     assert events_of(BOM + b"data: x\n\n") == [ev("x")]
 
