@@ -83,9 +83,11 @@ function lineEnd(bytes: Uint8Array, from: number): number {
     return cr < 0 ? lf : from + cr;
 }
 
-/** Event types read before, each kept as one string, at most `TYPES_KEPT` of them. */
+/** Event types read before, each kept as one string, at most `TYPES_KEPT` of them and none
+ * longer than `TYPE_KEPT_LENGTH`, so that what is kept stays small whatever a stream sends. */
 const types: string[] = [];
 const TYPES_KEPT = 16;
+const TYPE_KEPT_LENGTH = 64;
 let typesReplaced = 0;
 
 /** The event type written in `text` from `from` to `end`: the string it was read as before,
@@ -99,7 +101,11 @@ function typeAt(text: string, from: number, end: number): string {
             return type;
         }
     }
-    const type = text.slice(from, end);
+    if (length > TYPE_KEPT_LENGTH) {
+        return text.slice(from, end);
+    }
+    // A copy of its own: a part of the text would keep the whole text alive with it.
+    const type = JSON.parse(JSON.stringify(text.slice(from, end))) as string;
     if (types.length < TYPES_KEPT) {
         types.push(type);
     } else {
