@@ -8,7 +8,10 @@
  */
 
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { afterEach, describe, it } from "node:test";
+import { getHeapSnapshot, setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 
 import { Decoder, type Diagnostic } from "../../generated/typescript/src/index.js";
 import { duplicateName, loads } from "../../generated/typescript/src/jsontext.js";
@@ -271,6 +274,106 @@ describe("a stream decoded with shapes learned", () => {
             for (const chunks of chunkings(bytes)) {
                 assert.deepEqual(decode(chunks), general, JSON.stringify(events));
             }
+        }
+    });
+});
+
+/** A stream of a stream.start whose text is `start`, twice (the second read by the shape the
+ * first taught), a content.delta and a stream.end, each `data:` line of a text a line of its own. */
+function startedTwice(start: (seq: number) => string): Uint8Array {
+    const lines = (data: string): string => data.split("\n").map((line) => `data: ${line}\n`).join("");
+    return new TextEncoder().encode([
+        `event: stream.start\n${lines(start(0))}\n`,
+        `event: stream.start\n${lines(start(1))}\n`,
+        `event: content.delta\n${lines(BASE[1][1].replace('"seq":1', '"seq":2'))}\n`,
+        `event: stream.end\n${lines('{"v":"1.0","seq":3,"type":"stream.end"}')}\n`,
+    ].join(""));
+}
+
+describe("a text beyond what a regular expression can take", () => {
+    const cases: Readonly<Record<string, (seq: number) => string>> = {
+        "a member name of 60,000 characters": (seq) =>
+            `{"v":"1.0","seq":${seq},"type":"stream.start","model":"m","${"n".repeat(60_000)}":"x"}`,
+        "5,000 members": (seq) => `{"v":"1.0","seq":${seq},"type":"stream.start","model":"m",`
+            + `${Array.from({ length: 5000 }, (_, i) => `"x${i}":"v"`).join(",")}}`,
+        // Learned from the first text; the second holds eight lines of 500,000 escapes each.
+        "four million escapes in strings of a shape learned": (seq) => `{"v":"1.0","seq":${seq},"type":"stream.start","model":"m",\n`
+            + ["a", "b", "c", "d", "e", "f", "g", "h"].map((name) => `"x_${name}":"${"\\n".repeat(seq === 0 ? 1 : 500_000)}"`).join(",\n") + "}",
+    };
+    for (const [name, start] of Object.entries(cases)) {
+        it(`${name}: decoded as without shapes, by the decoder that learned it and the next`, () => {
+            const bytes = startedTwice(start);
+            resetShapes(false);
+            const general = decode([bytes]);
+            resetShapes(true);
+            assert.deepEqual(decode([bytes]), general);
+            assert.deepEqual(decode([bytes]), general, "a later decoder");
+        });
+    }
+
+    it("of four near shapes costs about what parsing it costs", () => {
+        resetShapes(true);
+        const text = (fill: string, tail: string): string =>
+            `{"v":"1.0","seq":1,"type":"content.delta","index":0,"delta":{"text":"${fill}"${tail}}}`;
+        for (const tail of ['', ',"a":1', ',"b":1', ',"c":1']) {
+            learnShape("content.delta", text("x", tail));
+        }
+        const best = (run: () => unknown): number => {
+            let fastest = Infinity;
+            for (let round = 0; round < 7; round++) {
+                const start = performance.now();
+                run();
+                fastest = Math.min(fastest, performance.now() - start);
+            }
+            return fastest;
+        };
+        for (const fill of ["\\n".repeat(400_000), "abcdefghi\\n".repeat(80_000), "x".repeat(800_000)]) {
+            const hostile = text(fill, ',"x":1');
+            const ratio = best(() => readShape("content.delta", hostile)) / best(() => JSON.parse(hostile));
+            assert.ok(ratio < 8, `the four shapes take ${ratio.toFixed(1)} times what JSON.parse takes`);
+        }
+    });
+});
+
+/** The strings of the heap, once the garbage is collected. */
+async function heapStrings(): Promise<string> {
+    setFlagsFromString("--expose-gc");
+    (runInNewContext("gc") as () => void)();
+    // The engine keeps the subject of the last match of any regular expression (RegExp.input)
+    // until the next match: that is not the decoder's.
+    /x/.exec("x");
+    let snapshot = "";
+    for await (const part of getHeapSnapshot()) {
+        snapshot += String(part);
+    }
+    return snapshot;
+}
+
+/** Decode a stream whose values and one event type carry `marker` (each after a letter, so
+ * that the marker itself is no part of them); whether its events came out. */
+function decodeMarked(marker: string): boolean {
+    const call = `{\\"type\\":\\"t${marker}\\",\\"city\\":\\"c${marker}\\"}`;
+    const texts: [string, string][] = [
+        ["stream.start", `{"v":"1.0","seq":0,"type":"stream.start","model":"m${marker}","created":1}`],
+        ["content.delta", `{"v":"1.0","seq":1,"type":"content.delta","index":0,"role":"assistant","delta":{"text":"d${marker}"}}`],
+        ["content.stop", '{"v":"1.0","seq":2,"type":"content.stop","index":0,"stop_reason":"end_turn"}'],
+        ["tool.call", `{"v":"1.0","seq":3,"type":"tool.call","index":1,"id":"i${marker}","name":"get_weather","arguments":"${call}"}`],
+        ["content.stop", '{"v":"1.0","seq":4,"type":"content.stop","index":1,"stop_reason":"tool_use"}'],
+        [`x${marker}`, '{"v":"1.0","seq":5,"type":"usage","input_tokens":1,"output_tokens":1}'],
+        ["stream.end", '{"v":"1.0","seq":6,"type":"stream.end"}'],
+    ];
+    const { events } = decode([body(texts)]);
+    return events.some((event) => event.includes(`d${marker}`)) && events.some((event) => event.includes(`c${marker}`));
+}
+
+describe("what is kept when a stream is done", () => {
+    it("is no value of a text a shape was learned from, and no event type the stream sent", async () => {
+        resetShapes(true);
+        const marker = randomUUID().slice(0, 18);
+        assert.ok(decodeMarked(marker));
+        const heap = await heapStrings();
+        for (const letter of ["m", "d", "t", "c", "i", "x"]) {
+            assert.ok(!heap.includes(letter + marker), `${letter}${marker} is kept`);
         }
     });
 });
