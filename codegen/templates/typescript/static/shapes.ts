@@ -19,12 +19,23 @@
  * `jsontext` (LS-LIMIT-3, LS-LIMIT-4), writes no member name twice (D-DUPLICATE-KEYS), holds
  * only integers written as integers (D-INTEGERS) and no unpaired surrogate: the checks the
  * decoder makes of a parsed text all hold for it by construction.
+ *
+ * A shape keeps the names, punctuation and fixed values of the text it was learned from, never
+ * a value that changes: those are read from each text. Its pattern stays small enough for any
+ * regular expression engine to compile quickly (`MAX_MEMBERS`, `MAX_PATTERN`), and a text whose
+ * reading still runs out of the engine's backtracking stack (millions of escapes) goes to the
+ * parser: what the decoder finds never depends on the shapes.
  */
 
 /** How deep the objects of a shape may nest (the event itself is depth 1). */
 const MAX_NESTING = 4;
 /** Integers of at most this many digits are exact as numbers. */
 const MAX_INTEGER_DIGITS = 15;
+/** Members in all the objects of a shape, and characters in its pattern: beyond either, the
+ * pattern takes the engine longer to compile than many texts take to parse, or more than it
+ * can compile at all. */
+const MAX_MEMBERS = 64;
+const MAX_PATTERN = 1 << 14;
 /** Shapes kept for one event type (or field); a new one takes the place of the oldest. */
 const SHAPES_PER_TYPE = 4;
 /** After this many texts of one event type (or field) in a row gave no shape, only one in
@@ -32,18 +43,18 @@ const SHAPES_PER_TYPE = 4;
  * a try at every event. */
 const FAILURES_PER_TYPE = 16;
 const RETRY_EVERY = 1024;
-/** Top-level members whose value is the same in every event of a type, and is compared as
- * written rather than read: the envelope's version and the event's type. */
+/** Top-level members of an event whose value is the same in every event of its type, and is
+ * compared as written rather than read: the envelope's version and the event's type. */
 const FIXED_MEMBERS: ReadonlySet<string> = new Set(["v", "type"]);
 
 const QUOTE = 34;
 /** A JSON string's contents: characters other than a quote, a backslash or a control
  * character, and escapes; as a loop unrolled, so that no text makes it backtrack. */
-const STRING = String.raw`([^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*)`;
+const CONTENTS = String.raw`[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*`;
 /** An integer written as JSON writes one, of at most `MAX_INTEGER_DIGITS` digits. */
 const INTEGER = `(-?(?:0|[1-9][0-9]{0,${MAX_INTEGER_DIGITS - 1}}))`;
 /** A string or an integer where the learner reads one (sticky: `lastIndex` says where). */
-const STRING_HERE = new RegExp(`"${STRING}"`, "y");
+const STRING_HERE = new RegExp(`"(${CONTENTS})"`, "y");
 const INTEGER_HERE = new RegExp(`${INTEGER}(?![.eE0-9])`, "y");
 const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -52,7 +63,8 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 interface ObjectShape {
     /** Which of `copy`'s sites copies the model. */
     readonly site: number;
-    /** The object's members in order, the values that change as they were in the text learned. */
+    /** The object's members in order, with the fixed values; the values that change are
+     * placeholders of their kind ("" or 0), for no text's value is kept. */
     readonly model: Record<string, unknown>;
     /** The members whose value is read, each with its group in the shape's pattern and
      * whether it is a string (else an integer). */
@@ -89,7 +101,7 @@ export function readShape(of: string, text: string): Record<string, unknown> | n
     }
     for (let i = shapes.length - 1; i >= 0; i--) {
         const shape = shapes[i];
-        const match = shape.pattern.exec(text);
+        const match = matchOf(shape.pattern, text);
         if (match !== null) {
             return build(shape.root, match);
         }
@@ -105,21 +117,34 @@ export function isShaped(of: string, text: string): boolean {
         return false;
     }
     for (let i = shapes.length - 1; i >= 0; i--) {
-        if (shapes[i].pattern.test(text)) {
+        if (matchOf(shapes[i].pattern, text) !== null) {
             return true;
         }
     }
     return false;
 }
 
+/** The match of a shape's pattern in `text`; null when there is none, or when the engine ran
+ * out of its backtracking stack on the text (a RangeError), which only a text of millions of
+ * escapes makes it do: the parser reads that one. */
+function matchOf(pattern: RegExp, text: string): RegExpExecArray | null {
+    try {
+        return pattern.exec(text);
+    } catch {
+        return null;
+    }
+}
+
 /** Learn the shape of `text`, of `of` (an event type, or a field of one), that `readShape`
- * did not read, unless it is not of the simplest kind. */
-export function learnShape(of: string, text: string): void {
+ * did not read, unless it is not of the simplest kind. `event` says that the text is an
+ * event's, of type `of`: only then are its version and type fixed, and only a text whose type
+ * is `of` gives a shape. */
+export function learnShape(of: string, text: string, event: boolean): void {
     if (!learning) {
         return;
     }
     const failed = failures.get(of) ?? 0;
-    const shape = failed < FAILURES_PER_TYPE || failed % RETRY_EVERY === 0 ? new Learner(text).shape() : null;
+    const shape = failed < FAILURES_PER_TYPE || failed % RETRY_EVERY === 0 ? new Learner(text, event ? of : null).shape() : null;
     if (shape === null) {
         failures.set(of, failed + 1);
         return;
@@ -227,8 +252,11 @@ class Learner {
     private from = 0;
     private pattern = "^";
     private groups = 0;
+    private members = 0;
 
-    constructor(private readonly text: string) {}
+    /** `type`: the type an event's text must have, or null for a text that is not an event's
+     * (whose members are then all read). */
+    constructor(private readonly text: string, private readonly type: string | null) {}
 
     shape(): Shape | null {
         this.space();
@@ -238,7 +266,7 @@ class Learner {
             return null;
         }
         this.pattern += `${escape(this.text.slice(this.from))}$`;
-        return { pattern: new RegExp(this.pattern), root };
+        return this.pattern.length > MAX_PATTERN ? null : { pattern: new RegExp(this.pattern), root };
     }
 
     private object(depth: number): ObjectShape | null {
@@ -255,7 +283,8 @@ class Learner {
         for (;;) {
             this.space();
             const name = this.string();
-            if (name === null || name === "__proto__" || Object.hasOwn(model, name)) {
+            this.members += 1;
+            if (name === null || name === "__proto__" || Object.hasOwn(model, name) || this.members > MAX_MEMBERS) {
                 return null;
             }
             this.space();
@@ -279,11 +308,19 @@ class Learner {
                 if (value === null) {
                     return null;
                 }
-                if (!(depth === 1 && FIXED_MEMBERS.has(name))) {
-                    this.group(STRING, start, 1);
+                if (depth === 1 && this.type !== null && FIXED_MEMBERS.has(name)) {
+                    if (name === "type" && value !== this.type) {
+                        return null; // its event: line disagrees, which is a finding of its own
+                    }
+                } else {
+                    // Read in a lookahead, and matched again by reference: the engine never goes
+                    // back into a string to try it shorter, which would cost a text that almost
+                    // has the shape a step for each of its characters.
+                    this.group(`(?=(${CONTENTS}))\\${this.groups + 1}`, start, 1);
                     names.push(name);
                     groups.push(this.groups);
                     strings.push(true);
+                    value = "";
                 }
             } else {
                 value = this.word() ?? this.integer();
@@ -295,6 +332,7 @@ class Learner {
                     names.push(name);
                     groups.push(this.groups);
                     strings.push(false);
+                    value = 0;
                 }
             }
             model[name] = value;

@@ -83,35 +83,19 @@ function lineEnd(bytes: Uint8Array, from: number): number {
     return cr < 0 ? lf : from + cr;
 }
 
-/** Event types read before, each kept as one string, at most `TYPES_KEPT` of them and none
- * longer than `TYPE_KEPT_LENGTH`, so that what is kept stays small whatever a stream sends. */
-const types: string[] = [];
-const TYPES_KEPT = 16;
-const TYPE_KEPT_LENGTH = 64;
-let typesReplaced = 0;
-
-/** The event type written in `text` from `from` to `end`: the string it was read as before,
- * when it was, so that the layers after compare it and look it up as the same string, its hash
- * computed once, rather than as a copy of it each time. */
-function typeAt(text: string, from: number, end: number): string {
+/** The event type written in `text` from `from` to `end`: the string of `known` it is, when
+ * it is one, so that the layers after compare it and look it up as the same string, its hash
+ * computed once, rather than as a copy of it each time; else a copy. Nothing a stream sends is
+ * kept beyond its events. */
+function typeAt(text: string, from: number, end: number, known: readonly string[]): string {
     const length = end - from;
-    for (let i = 0; i < types.length; i++) {
-        const type = types[i];
+    for (let i = 0; i < known.length; i++) {
+        const type = known[i];
         if (type.length === length && text.startsWith(type, from)) {
             return type;
         }
     }
-    if (length > TYPE_KEPT_LENGTH) {
-        return text.slice(from, end);
-    }
-    // A copy of its own: a part of the text would keep the whole text alive with it.
-    const type = JSON.parse(JSON.stringify(text.slice(from, end))) as string;
-    if (types.length < TYPES_KEPT) {
-        types.push(type);
-    } else {
-        types[typesReplaced++ % TYPES_KEPT] = type;
-    }
-    return type;
+    return text.slice(from, end);
 }
 
 function utf8Length(text: string): number {
@@ -166,7 +150,8 @@ export class SSEDecoder {
     /** The current event lost a line to a limit and will be dropped. */
     private spoiled = false;
 
-    constructor(limits: SSELimits = {}) {
+    /** `types`: the event types the caller looks up, each given as that string when read. */
+    constructor(limits: SSELimits = {}, private readonly types: readonly string[] = []) {
         this.maxLine = limits.maxLineBytes ?? 1 << 20;
         this.maxEvent = limits.maxEventBytes ?? 8 << 20;
         this.fastMax = Math.min(this.maxLine, this.maxEvent + 1);
@@ -457,7 +442,7 @@ export class SSEDecoder {
                 let dataEnd = end;
                 let dataStop = stop;
                 if (text.startsWith("event: ", at)) {
-                    type = stop === at + 7 ? "message" : typeAt(text, at + 7, stop);
+                    type = stop === at + 7 ? "message" : typeAt(text, at + 7, stop, this.types);
                     dataAt = end + 1;
                     dataEnd = text.indexOf("\n", dataAt);
                     dataStop = crlf && dataEnd > dataAt && text.charCodeAt(dataEnd - 1) === CR ? dataEnd - 1 : dataEnd;
