@@ -3,9 +3,11 @@
 A piece is written with one call of the server's `send`, at once, so every event is flushed as
 it is produced; the server writes it to the socket in that call. Beside the body, one task per
 stream waits for the client's `http.disconnect`, which cancels the body at once (and with it the
-upstream request), whether or not anything is being sent just then; the server's exit ends every
-stream the same way (`stop_streams`), since uvicorn sends no disconnect then and would wait out
-its graceful-shutdown timeout. Per event this costs one `send` and nothing else: no task, no
+upstream request), whether or not anything is being sent just then. The server's exit
+(`stop_streams`) asks each body to end itself, so that the client reads an ending rather than a
+cut (an LLM-Stream body sends `error` and `stream.end`), and cuts what has not ended within
+`STOP_GRACE`: uvicorn sends no disconnect then and would wait out its graceful-shutdown
+timeout. Per event this costs one `send` and nothing else: no task, no
 timer, no memory stream in between.
 """
 
@@ -14,10 +16,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
+
+STOP_GRACE = 2.0
+"""Seconds a stream is given to send its ending when the server stops (a client that reads
+nothing would hold it up), before it is cut."""
 
 _STOPPING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event] = (
     weakref.WeakKeyDictionary()
@@ -37,8 +43,11 @@ class EventStreamResponse(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, body: AsyncIterator[bytes], headers: Mapping[str, str]) -> None:
+    def __init__(self, body: AsyncIterator[bytes], headers: Mapping[str, str],
+                 stop: Callable[[], None] | None = None) -> None:
         self.body_iterator = body
+        self.stop = stop
+        """Asks the body to end itself, when the server stops."""
         self.status_code = 200
         self.background = None
         self.init_headers({**headers, "X-Accel-Buffering": "no"})
@@ -54,6 +63,11 @@ class EventStreamResponse(Response):
             await asyncio.wait((streaming, watching, stopping),
                                return_when=asyncio.FIRST_COMPLETED)
             stopped = stopping.done() and not (watching.done() or streaming.done())
+            if stopped and self.stop is not None:
+                self.stop()  # the body ends itself, unless the client does not read it
+                await asyncio.wait((streaming, watching), timeout=STOP_GRACE,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                stopped = not streaming.done()
         finally:
             for task in (stopping, watching, streaming):
                 task.cancel()
