@@ -168,7 +168,10 @@ class TranslatedFeed(EventFeed):
         response = self._response
         if self._closed:
             return []
-        events: EventBatch = self._reader.feed(response.take())
+        data = response.take()
+        if not (data or response.complete or response.failure):
+            return []  # woken for nothing, or taken twice
+        events: EventBatch = self._reader.feed(data)
         if response.complete:
             events = [*events, *self._reader.close()]
             self._close()

@@ -111,9 +111,12 @@ class ReplayServer:
         self.hung_up_event.set()
 
     @contextlib.contextmanager
-    def running(self) -> Iterator[str]:
-        """Serve on 127.0.0.1 in a thread of its own; yields the base URL."""
-        loop = asyncio.new_event_loop()
+    def running(
+        self, loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
+    ) -> Iterator[str]:
+        """Serve on 127.0.0.1 in a thread of its own, on a loop `loop_factory` makes; yields
+        the base URL."""
+        loop = loop_factory()
         started = threading.Event()
         port: list[int] = []
         stop = loop.create_future()
