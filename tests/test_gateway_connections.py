@@ -10,10 +10,12 @@ import json
 from pathlib import Path
 
 import httpx
+import pytest
 from servers import serving_upstream
 from test_serve import HEADERS, _gateway, _recorded, checked, request
 
 from llm_stream import aggregate
+from llm_stream_server.gateway import FORMATS, Gateway
 from llm_stream_server.replay import Received, ReplayServer, Reply
 
 
@@ -73,3 +75,23 @@ def test_an_upstream_that_does_not_answer_in_time_is_a_504() -> None:
         response = _post(url)
     assert response.status_code == 504
     assert response.json()["error"]["code"] == "upstream_timeout"
+
+
+def test_a_model_name_reaches_the_upstream_percent_encoded() -> None:
+    """Gemini's path carries the model: whatever the client named, the request line stays
+    one line."""
+    upstream = ReplayServer(lambda _: Reply(status=404, chunks=[b"{}"],
+                                            content_type="application/json"))
+    with upstream.running() as upstream_url, serving_upstream(
+            Gateway(FORMATS["gemini"], base_url=upstream_url, api_key="k", silence=10)) as url:
+        httpx.post(f"{url}/v1/stream", headers=HEADERS, timeout=20, content=json.dumps(
+            request(model="gem ini\r\nX-Injected: 1")).encode())
+    sent = upstream.received[0]
+    assert "x-injected" not in sent.headers
+    assert sent.path.startswith("/v1beta/models/gem%20ini") and " " not in sent.path
+
+
+def test_a_key_that_a_header_cannot_carry_is_refused_at_start() -> None:
+    with pytest.raises(ValueError, match="line break"):
+        Gateway(FORMATS["openai-chat"], base_url="http://127.0.0.1:1", api_key="sk-1\n",
+                silence=10)

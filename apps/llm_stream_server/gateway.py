@@ -106,6 +106,9 @@ class Gateway:
         silence: float,
         connections: int = 1000,
     ) -> None:
+        if api_key is not None and not (api_key.isascii() and api_key.isprintable()):
+            raise ValueError("the upstream's key holds a character a header cannot carry "
+                             "(a line break?)")
         self.vendor = vendor
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key

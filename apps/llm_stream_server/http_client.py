@@ -20,13 +20,17 @@ import ssl
 import zlib
 from collections.abc import Callable, Mapping
 from typing import cast
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import httptools
 
 PAUSE_BYTES = 1 << 20
 """Body bytes kept for a reader that has not taken them before the socket stops being read
 (back-pressure on the upstream)."""
+
+
+PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+"""What stays as it is in a request target (RFC 3986 pchar and the separator)."""
 
 
 class HTTPFailure(Exception):
@@ -51,7 +55,10 @@ class Origin:
         self.port = parts.port or (443 if self.tls else 80)
         self.netloc = parts.netloc.rpartition("@")[2]
         self.key = (parts.scheme, self.host, self.port)
-        self.target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        # percent-encoded as a general client would: a model name in the path can hold
+        # anything, and a space must never reach the request line
+        self.target = quote(parts.path or "/", safe=PATH_SAFE) + (
+            f"?{quote(parts.query, safe=PATH_SAFE + '?')}" if parts.query else "")
 
 
 class Response:
@@ -244,6 +251,8 @@ class ConnectionPool:
         """POST `body` and return once the status and headers have come; HTTPFailure when
         the upstream cannot be reached or does not answer within the read timeout."""
         origin = Origin(url)
+        if any(c in field for item in headers.items() for field in item for c in "\r\n"):
+            raise HTTPFailure("a header of the upstream request holds a line break")
         head = "".join([f"POST {origin.target} HTTP/1.1\r\nHost: {origin.netloc}\r\n",
                         *(f"{name}: {value}\r\n" for name, value in headers.items()),
                         f"Content-Length: {len(body)}\r\n\r\n"]).encode("latin-1")
