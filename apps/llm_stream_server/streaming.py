@@ -25,17 +25,23 @@ STOP_GRACE = 2.0
 """Seconds a stream is given to send its ending when the server stops (a client that reads
 nothing would hold it up), before it is cut."""
 
-_STOPPING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event] = (
+_STOPPING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Future[None]] = (
     weakref.WeakKeyDictionary()
 )
-"""Each event loop's signal that the server is stopping."""
+"""Each event loop's signal that the server is stopping, one future that every stream waits
+for (no task of its own per stream)."""
 
 
 def stop_streams() -> None:
-    """End every open stream of the process as a disconnect would; called as the server exits,
-    from its signal handler, hence through each loop's thread-safe door."""
+    """End every open stream of the process; called as the server exits, from its signal
+    handler, hence through each loop's thread-safe door."""
     for loop, stopping in list(_STOPPING.items()):
-        loop.call_soon_threadsafe(stopping.set)
+        loop.call_soon_threadsafe(_settle, stopping)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class EventStreamResponse(Response):
@@ -57,7 +63,9 @@ class EventStreamResponse(Response):
         loop = asyncio.get_running_loop()
         streaming = loop.create_task(self._stream(send))
         watching = loop.create_task(_disconnected(receive))
-        stopping = loop.create_task(_STOPPING.setdefault(loop, asyncio.Event()).wait())
+        stopping = _STOPPING.get(loop)
+        if stopping is None:
+            stopping = _STOPPING[loop] = loop.create_future()
         stopped = False
         try:
             await asyncio.wait((streaming, watching, stopping),
@@ -69,7 +77,7 @@ class EventStreamResponse(Response):
                                    return_when=asyncio.FIRST_COMPLETED)
                 stopped = not streaming.done()
         finally:
-            for task in (stopping, watching, streaming):
+            for task in (watching, streaming):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, OSError):
                     await task
