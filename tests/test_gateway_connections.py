@@ -95,3 +95,15 @@ def test_a_key_that_a_header_cannot_carry_is_refused_at_start() -> None:
     with pytest.raises(ValueError, match="line break"):
         Gateway(FORMATS["openai-chat"], base_url="http://127.0.0.1:1", api_key="sk-1\n",
                 silence=10)
+
+
+def test_a_corrupt_compressed_body_ends_the_stream_with_an_error(tmp_path: Path) -> None:
+    body = gzip.compress(b"".join(_recorded()))
+    broken = body[:30] + bytes(64) + body[94:]
+    upstream = ReplayServer(lambda _: Reply(chunks=[broken],
+                                            headers={"Content-Encoding": "gzip"}))
+    with upstream.running() as upstream_url, serving_upstream(_gateway(upstream_url)) as url:
+        response = _post(url)
+    events = checked(response.content, tmp_path)
+    assert [e["type"] for e in events][-2:] == ["error", "stream.end"]
+    assert events[-2]["code"] == "truncated" and "corrupt" in events[-2]["message"]

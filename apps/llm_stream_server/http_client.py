@@ -78,6 +78,7 @@ class Response:
         self._body: list[bytes] = []
         self._size = 0
         self._decoder: zlib._Decompress | None = None
+        self._released = False
 
     def take(self) -> bytes:
         """The body bytes that came since the last call (decompressed)."""
@@ -87,9 +88,15 @@ class Response:
             self._connection.transport.resume_reading()
         self._size = 0
         if self._decoder is not None:
-            data = self._decoder.decompress(data)
-            if self.complete:
-                data += self._decoder.flush()
+            try:
+                data = self._decoder.decompress(data)
+                if self.complete:
+                    data += self._decoder.flush()
+            except zlib.error as exc:
+                self.complete, self.failure = False, f"the upstream's compressed body is " \
+                    f"corrupt ({exc})"
+                self._decoder = None
+                return b""
         return data
 
     async def read(self, limit: int, timeout: float) -> bytes:
@@ -109,6 +116,9 @@ class Response:
     def close(self) -> None:
         """Done with the answer: its connection goes back to the pool when the body was read
         to its end and the upstream keeps connections alive, else it is closed at once."""
+        if self._released:
+            return
+        self._released = True
         self.on_data = _nothing
         self._connection.release(reusable=self.complete and not self._body)
 
@@ -286,6 +296,7 @@ class ConnectionPool:
 
     def keep(self, connection: _Connection) -> None:
         idle = self._idle.setdefault(connection.origin.key, [])
+        idle[:] = [kept for kept in idle if not kept.closed]  # those the upstream dropped
         if len(idle) < self.max_idle:
             idle.append(connection)
         else:
