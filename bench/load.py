@@ -211,14 +211,16 @@ async def round_of(url: str, streams: int, events: int, pause_ms: int,
 # The processes ---------------------------------------------------------------------------
 
 
-def start(command: list[str], marker: str,
-          cores: set[int] | None) -> tuple[subprocess.Popen[str], str]:
-    """Start a process, on `cores` if given (its threads too), and wait for the line that
-    carries its URL."""
+def pin(pid: int, cores: set[int]) -> None:
+    """Keep every thread of a process on `cores` (threads it starts later inherit it)."""
+    for thread in Path(f"/proc/{pid}/task").iterdir():
+        os.sched_setaffinity(int(thread.name), cores)
+
+
+def start(command: list[str], marker: str) -> tuple[subprocess.Popen[str], str]:
+    """Start a process and wait for the line that carries its URL."""
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True,
-                               preexec_fn=(lambda: os.sched_setaffinity(0, cores))
-                               if cores else None)
+                               stderr=subprocess.PIPE, text=True)
     stream = process.stdout if marker == "" else process.stderr
     assert stream is not None and process.stderr is not None
     if stream is not process.stderr:
@@ -260,14 +262,15 @@ def main() -> int:
     limit = threading.Timer(TIME_LIMIT, _exit_now)
     limit.daemon = True  # it ends a run that hangs, and never holds up one that finished
     limit.start()
-    upstream, upstream_url = start([sys.executable, str(Path(__file__)), "--serve-upstream"], "",
-                                   args.cores.get("upstream"))
+    upstream, upstream_url = start([sys.executable, str(Path(__file__)), "--serve-upstream"], "")
     command = Path(sys.executable).with_name("llm-stream")
     gateway, gateway_url = start(
         [str(command), "serve", "--port", "0", "--upstream", "openai-chat",
-         "--upstream-url", upstream_url], "listening on ", args.cores.get("gateway"))
-    if args.pin:
-        os.sched_setaffinity(0, args.cores["client"])
+         "--upstream-url", upstream_url], "listening on ")
+    if args.cores:
+        for name, pid in (("upstream", upstream.pid), ("gateway", gateway.pid),
+                          ("client", os.getpid())):
+            pin(pid, args.cores[name])
     try:
         with asyncio.Runner(loop_factory=loop_factory()) as runner:
             return runner.run(measure(args, f"{upstream_url}/v1/chat/completions",
