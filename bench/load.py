@@ -190,21 +190,25 @@ def cpu_seconds(pid: int) -> float:
 async def round_of(url: str, streams: int, events: int, pause_ms: int,
                    processes: dict[str, int], in_step: bool = False) -> Run:
     """One round; `processes` names the pids whose CPU time it accounts for. Paced streams
-    start a second from now (every connection is open by then), stream i i/streams of a
-    pause after the first, or all at once `in_step`."""
+    start a second from now (every connection is open by then): stream i i/streams of a pause
+    after the first and with i % (events / 10) more events, so that the streams end over a
+    tenth of their length rather than all in the same pause, as independent requests do; or
+    all at once and of one length, `in_step`."""
     run = Run()
     before = {name: cpu_seconds(pid) for name, pid in processes.items()}
     started = time.monotonic()
     first = time.monotonic_ns() + 1_000_000_000 if pause_ms else 0
-    models = [f"load-{events}-{pause_ms}-"
+    lengths = [events + (0 if in_step or not pause_ms else i % max(1, events // 10))
+               for i in range(streams)]
+    models = [f"load-{length}-{pause_ms}-"
               f"{first + (0 if in_step else i * pause_ms * 1_000_000 // streams)}"
-              for i in range(streams)]
+              for i, length in enumerate(lengths)]
     bodies = await asyncio.wait_for(asyncio.gather(*(receive(url, model) for model in models)),
                                     ROUND_LIMIT)
     run.seconds = time.monotonic() - started - (1.0 if pause_ms else 0.0)
     run.cpu_seconds = {name: cpu_seconds(pid) - before[name] for name, pid in processes.items()}
-    for status, body in bodies:
-        judge(url, status, body, run, events)
+    for (status, body), length in zip(bodies, lengths, strict=True):
+        judge(url, status, body, run, length)
     return run
 
 
@@ -308,10 +312,14 @@ async def measure(args: argparse.Namespace, direct_url: str, gateway_url: str,
           f"OpenAI Chat chunks, against the same upstream read directly (and translated by the "
           f"client); {os.cpu_count()} cores, {placement}, load average {load_before:.2f} "
           f"before the run and {os.getloadavg()[0]:.2f} after it\n")
-    schedule = ("every stream's at the same instant" if args.in_step else
-                f"the streams' spread evenly over the {args.pause_ms} ms")
-    print(f"latency, {args.events} content.delta events a stream, one every "
-          f"{args.pause_ms} ms, {schedule} (send to arrival, ms per event)")
+    if args.in_step:
+        shape = (f"{args.events} content.delta events a stream, one every {args.pause_ms} ms, "
+                 f"every stream's at the same instant")
+    else:
+        shape = (f"{args.events} to {args.events + max(1, args.events // 10) - 1} "
+                 f"content.delta events a stream, one every {args.pause_ms} ms, the streams' "
+                 f"spread evenly over the {args.pause_ms} ms")
+    print(f"latency, {shape} (send to arrival, ms per event)")
     print(f"  {'':<22}{'p50':>8}{'p99':>8}{'max':>8}")
     for name, run in paced.items():
         print(f"  {name:<22}{run.percentile(50):>8.2f}{run.percentile(99):>8.2f}"
