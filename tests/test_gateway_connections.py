@@ -15,6 +15,7 @@ from servers import serving_upstream
 from test_serve import HEADERS, _gateway, _recorded, checked, request
 
 from llm_stream import aggregate
+from llm_stream_server import http_client
 from llm_stream_server.gateway import FORMATS, Gateway
 from llm_stream_server.replay import Received, ReplayServer, Reply
 
@@ -32,6 +33,15 @@ def test_streams_one_after_another_share_one_upstream_connection(tmp_path: Path)
             assert aggregate(checked(response.content, tmp_path)).output_text == (
                 "You said: Hello there")
     assert (len(upstream.received), upstream.connections) == (3, 1)
+
+
+def test_an_idle_connection_expires(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(http_client, "KEEP_IDLE", 0.0)
+    upstream = ReplayServer(lambda _: Reply(chunks=_recorded()))
+    with upstream.running() as upstream_url, serving_upstream(_gateway(upstream_url)) as url:
+        for _ in range(2):
+            assert checked(_post(url).content, tmp_path)[-1]["type"] == "stream.end"
+    assert upstream.connections == 2
 
 
 def test_a_connection_the_upstream_drops_is_replaced(tmp_path: Path) -> None:

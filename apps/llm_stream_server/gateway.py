@@ -112,8 +112,7 @@ class Gateway:
         self.vendor = vendor
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
-        self.pool = ConnectionPool(max_connections=connections,
-                                   max_idle=min(connections, 100),
+        self.pool = ConnectionPool(max_connections=connections, max_idle=connections,
                                    connect_timeout=CONNECT_TIMEOUT, read_timeout=silence)
 
     @property

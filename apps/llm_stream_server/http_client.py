@@ -5,10 +5,11 @@ Why not a general client: per chunk of a paced stream, httpx reads through anyio
 layers of async generators, which costs more than translating the chunk, and a gateway relays
 thousands of chunks a second. Here `data_received` feeds the C parser, the body's bytes are
 kept until their reader takes them, and the reader is woken once, however many chunks came.
-Kept from the general client: one pool of keep-alive connections per origin, a bound on open
-connections, connect and read timeouts, TLS with the system's certificates, gzip and deflate
-bodies, and a connection closed at once when its answer is abandoned (the upstream sees its
-client go). Not kept: HTTP proxies, HTTP/2 and redirects, which no streaming API needs.
+Kept from the general client: one pool of keep-alive connections per origin (each kept idle
+for 5 s), a bound on open connections, connect and read timeouts, TLS with the system's
+certificates, gzip and deflate bodies, and a connection closed at once when its answer is
+abandoned (the upstream sees its client go). Not kept: HTTP proxies, HTTP/2 and redirects,
+which no streaming API needs.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import contextlib
 import functools
 import ssl
 import zlib
+from collections import deque
 from collections.abc import Callable, Mapping
 from typing import cast
 from urllib.parse import quote, urlsplit
@@ -29,6 +31,9 @@ PAUSE_BYTES = 1 << 20
 (back-pressure on the upstream)."""
 
 
+KEEP_IDLE = 5.0
+"""Seconds an idle connection is kept for reuse (httpx's default): long enough for a stream
+that follows another, short enough that the upstream rarely closes it first."""
 PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 """What stays as it is in a request target (RFC 3986 pchar and the separator)."""
 
@@ -169,6 +174,8 @@ class _Connection(asyncio.Protocol):
         self.origin = origin
         self.transport: asyncio.Transport
         self.closed = False
+        self.idle_until = 0.0
+        """When a kept connection expires (loop time)."""
         self.response: Response | None = None
         self._parser: httptools.HttpResponseParser | None = None
         self._header = b""
@@ -254,7 +261,7 @@ class ConnectionPool:
         self.max_idle = max_idle
         self.connect_timeout = connect_timeout
         self.read_timeout = read_timeout
-        self._idle: dict[tuple[str, str, int], list[_Connection]] = {}
+        self._idle: dict[tuple[str, str, int], deque[_Connection]] = {}
         self._tls: ssl.SSLContext | None = None
 
     async def post(self, url: str, headers: Mapping[str, str], body: bytes) -> Response:
@@ -295,19 +302,26 @@ class ConnectionPool:
             raise
 
     def keep(self, connection: _Connection) -> None:
-        idle = self._idle.setdefault(connection.origin.key, [])
-        idle[:] = [kept for kept in idle if not kept.closed]  # those the upstream dropped
+        """Keep a connection for the next request to its origin, for KEEP_IDLE seconds."""
+        now = asyncio.get_running_loop().time()
+        idle = self._idle.setdefault(connection.origin.key, deque())
+        while idle and (idle[0].closed or idle[0].idle_until <= now):
+            idle.popleft().abort()  # the oldest first: expired, or dropped by the upstream
         if len(idle) < self.max_idle:
+            connection.idle_until = now + KEEP_IDLE
             idle.append(connection)
         else:
             connection.abort()
 
     def _idle_connection(self, origin: Origin) -> _Connection | None:
+        """The connection kept last that is still open and fresh."""
         idle = self._idle.get(origin.key)
+        now = asyncio.get_running_loop().time()
         while idle:
             connection = idle.pop()
-            if not connection.closed:
+            if not connection.closed and connection.idle_until > now:
                 return connection
+            connection.abort()
         return None
 
     async def _connect(self, origin: Origin) -> _Connection:
