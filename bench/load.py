@@ -15,9 +15,11 @@ run. The send times and the arrival times are read from the one monotonic clock 
 share, so a latency is the whole path's, gateway and both hops. The upstream and the client are
 kept cheap (raw asyncio streams on uvloop where it is installed, nothing decoded while a round
 runs), so that they wait for a core as little as possible. The processes share the machine's
-cores, and with them anything else that runs: the run reports the load average and each
-process's CPU time per event, to tell the gateway's own cost from waiting for a core; `--pin`
-puts the gateway on a core of its own and the upstream and the client on the other.
+cores, and with them anything else that runs: where it may (as root), the run schedules its
+three processes real-time, ahead of the machine's other work, so that what it measures is the
+gateway and not its neighbours (`--no-realtime` to share the cores as everything else does), and
+it reports the load average and each process's CPU time per event, to tell the gateway's own
+cost from waiting for a core.
 """
 
 from __future__ import annotations
@@ -215,10 +217,16 @@ async def round_of(url: str, streams: int, events: int, pause_ms: int,
 # The processes ---------------------------------------------------------------------------
 
 
-def pin(pid: int, cores: set[int]) -> None:
-    """Keep every thread of a process on `cores` (threads it starts later inherit it)."""
-    for thread in Path(f"/proc/{pid}/task").iterdir():
-        os.sched_setaffinity(int(thread.name), cores)
+def realtime(pid: int) -> None:
+    """Schedule every thread of a process round-robin at the lowest real-time priority (as
+    `chrt --rr 1` does): ahead of all ordinary work, and still capped by the kernel's
+    real-time throttling, so that the machine's other work never waits for long."""
+    for thread in threads(pid):
+        os.sched_setscheduler(thread, os.SCHED_RR, os.sched_param(1))
+
+
+def threads(pid: int) -> list[int]:
+    return [int(thread.name) for thread in Path(f"/proc/{pid}/task").iterdir()]
 
 
 def start(command: list[str], marker: str) -> tuple[subprocess.Popen[str], str]:
@@ -250,19 +258,15 @@ def main() -> int:
                         help="events per stream in the throughput round (default 500)")
     parser.add_argument("--in-step", action="store_true",
                         help="send every paced stream's events at the same instant")
-    parser.add_argument("--pin", action="store_true",
-                        help="run the gateway on a core of its own, the upstream and the "
-                        "client on another")
+    parser.add_argument("--realtime", action=argparse.BooleanOptionalAction,
+                        help="schedule the three processes ahead of the machine's other work "
+                        "(real-time round-robin, which needs root), so that a shared "
+                        "machine's load is kept out of the figures (default: where permitted)")
     parser.add_argument("--serve-upstream", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_upstream:
         serve_upstream()
         return 0
-    cores = sorted(os.sched_getaffinity(0))
-    if args.pin and len(cores) < 2:
-        parser.error("--pin needs two cores")
-    args.cores = ({"gateway": {cores[-1]}, "upstream": {cores[0]}, "client": {cores[0]}}
-                  if args.pin else {})
     limit = threading.Timer(TIME_LIMIT, _exit_now)
     limit.daemon = True  # it ends a run that hangs, and never holds up one that finished
     limit.start()
@@ -271,10 +275,18 @@ def main() -> int:
     gateway, gateway_url = start(
         [str(command), "serve", "--port", "0", "--upstream", "openai-chat",
          "--upstream-url", upstream_url], "listening on ")
-    if args.cores:
-        for name, pid in (("upstream", upstream.pid), ("gateway", gateway.pid),
-                          ("client", os.getpid())):
-            pin(pid, args.cores[name])
+    args.scheduled = "ordinary scheduling"
+    if args.realtime is not False:
+        try:
+            for pid in (upstream.pid, gateway.pid, os.getpid()):
+                realtime(pid)
+            args.scheduled = "scheduled real-time, ahead of the machine's other work"
+        except PermissionError:
+            if args.realtime:
+                for process in (gateway, upstream):
+                    process.kill()
+                parser.error("--realtime needs root")
+            args.scheduled += " (real-time needs root)"
     try:
         with asyncio.Runner(loop_factory=loop_factory()) as runner:
             return runner.run(measure(args, f"{upstream_url}/v1/chat/completions",
@@ -304,13 +316,10 @@ async def measure(args: argparse.Namespace, direct_url: str, gateway_url: str,
              for name, url, pids in targets}
     flood = {name: await round_of(url, args.streams, args.flood_events, 0, pids)
              for name, url, pids in targets}
-    placement = ("the gateway pinned to core {gateway}, the upstream and the client to core "
-                 "{client}".format(**{k: min(v) for k, v in args.cores.items()})
-                 if args.cores else "processes not pinned")
     print(f"load: {args.streams} concurrent streams through `llm-stream serve --upstream "
           f"openai-chat` (its own process, translating) in front of a loopback upstream of "
           f"OpenAI Chat chunks, against the same upstream read directly (and translated by the "
-          f"client); {os.cpu_count()} cores, {placement}, load average {load_before:.2f} "
+          f"client); {os.cpu_count()} cores, {args.scheduled}, load average {load_before:.2f} "
           f"before the run and {os.getloadavg()[0]:.2f} after it\n")
     if args.in_step:
         shape = (f"{args.events} content.delta events a stream, one every {args.pause_ms} ms, "
