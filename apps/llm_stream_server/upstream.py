@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any, Protocol
 
@@ -32,7 +33,7 @@ class UpstreamBroke(Exception):
         self.message = message
 
 
-class EventFeed:
+class EventFeed(ABC):
     """An upstream's answer as the relay reads it: `take` hands over every event that has come
     since the last call, and the relay waits only when none has. Whoever receives the answer,
     a connection's callbacks or a task, calls `wake` when there is more: per event, the task of
@@ -41,19 +42,19 @@ class EventFeed:
     def __init__(self) -> None:
         self._waiter: asyncio.Future[bool] | None = None
 
+    @abstractmethod
     def take(self) -> EventBatch:
         """The events that came since the last call, maybe none; UpstreamBroke once they
         are all taken and the upstream failed."""
-        raise NotImplementedError
 
     @property
+    @abstractmethod
     def finished(self) -> bool:
         """The answer is over: `take` has nothing more to give."""
-        raise NotImplementedError
 
+    @abstractmethod
     async def aclose(self) -> None:
         """Abandon the answer at once, closing its connection."""
-        raise NotImplementedError
 
     def wake(self) -> None:
         waiter = self._waiter
