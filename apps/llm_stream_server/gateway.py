@@ -126,6 +126,7 @@ class Gateway:
             raise ErrorReply(400, "invalid_request",
                              f"{self.vendor.name} cannot express {refused}",
                              param=refused.field or None) from None
+        reader = self.vendor.reader(request)
         headers = {
             "Content-Type": self.vendor.content_type,
             "Accept": self.vendor.accept,
@@ -148,7 +149,7 @@ class Gateway:
         if response.failure is not None:
             response.close()
             raise ErrorReply(502, "internal_error", response.failure)
-        return TranslatedFeed(response, self.vendor.reader(request), self.vendor.name)
+        return TranslatedFeed(response, reader, self.vendor.name)
 
     async def aclose(self) -> None:
         self.pool.close()
