@@ -36,7 +36,8 @@ def stop_streams() -> None:
     """End every open stream of the process; called as the server exits, from its signal
     handler, hence through each loop's thread-safe door."""
     for loop, stopping in list(_STOPPING.items()):
-        loop.call_soon_threadsafe(_settle, stopping)
+        with contextlib.suppress(RuntimeError):  # a loop that has closed: nothing is open
+            loop.call_soon_threadsafe(_settle, stopping)
 
 
 def _settle(future: asyncio.Future[None]) -> None:
