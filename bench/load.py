@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -45,6 +46,9 @@ from llm_stream_server.replay import Received, ReplayServer, Reply
 TIME_LIMIT = 600.0
 """Seconds after which the whole run is abandoned, whatever it is doing."""
 ROUND_LIMIT = 180.0
+REALTIME_BUDGET = 5.0
+"""Seconds of CPU time a process scheduled real-time may take without once waiting (a round
+without pause takes about one)."""
 
 
 # The upstream ----------------------------------------------------------------------------
@@ -219,8 +223,11 @@ async def round_of(url: str, streams: int, events: int, pause_ms: int,
 
 def realtime(pid: int) -> None:
     """Schedule every thread of a process round-robin at the lowest real-time priority (as
-    `chrt --rr 1` does): ahead of all ordinary work, and still capped by the kernel's
-    real-time throttling, so that the machine's other work never waits for long."""
+    `chrt --rr 1` does): ahead of all ordinary work, still capped by the kernel's real-time
+    throttling, and killed should it ever run REALTIME_BUDGET seconds without waiting, so that
+    the machine's other work never waits for long."""
+    budget = int(REALTIME_BUDGET * 1_000_000)
+    resource.prlimit(pid, resource.RLIMIT_RTTIME, (budget, budget))
     for thread in threads(pid):
         os.sched_setscheduler(thread, os.SCHED_RR, os.sched_param(1))
 
