@@ -24,7 +24,6 @@ from .jsontext import (
     duplicate_names,
     from_json,
     loads,
-    member_bound,
     too_deep,
 )
 from .rules import severity
@@ -245,6 +244,33 @@ _LAST_PLACES = frozenset(
     place for (_, place), target in life.STREAM_TRANSITIONS.items() if target == life.STREAM_FINAL
 )
 """The places of the events that end a stream."""
+
+_FREE_TEXT = {
+    kind: tuple(sorted(
+        {field for check, field, _ in life.FIELD_CHECKS.get(kind, ()) if check == "json-text"}
+        | ({fragments.field} if (fragments := life.FRAGMENTS.get(kind)) else set())
+    ))
+    for kind in life.PLACES
+}
+"""The members of each event type whose strings are text that runs free, colons and all: a
+tool call's arguments and their fragments."""
+
+
+def _colons_within(fields: Mapping[str, Any], kind: str) -> int:
+    """The colons within the strings of an event where text runs free (`_FREE_TEXT`, and the
+    text of a delta): a part of the colons within all its strings, found for little."""
+    colons = 0
+    for name in _FREE_TEXT.get(kind, ()):
+        text = fields.get(name)
+        if type(text) is str:
+            colons += text.count(":")
+    delta = fields.get("delta")
+    if delta is not None:
+        text = delta.get("text") if type(delta) is dict else getattr(delta, "text", None)
+        if type(text) is str:
+            colons += text.count(":")
+    return colons
+
 
 Event: TypeAlias = "EventEnvelope | dict[str, Any]"
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
@@ -555,26 +581,36 @@ class Decoder:
             self._last_line = sse_events[-1][4]
         return out
 
-    def _sound(self, text: str | bytes, value: object, kind: str) -> bool:
+    def _sound(self, text: str | bytes, value: Any, kind: str) -> bool:
         """Whether the text of an event that the hot or quick path may take nests within the
         limit (LS-LIMIT-3) and writes no member name twice (D-DUPLICATE-KEYS); the general path
-        reports either. A text holds a colon for each member it writes, so one with no more
-        colons than members it surely gave its value has none twice: for a typed event of a
-        steady type, as many as its smallest event has (`_Typed.members`); for an object, its
-        own and its delta's. Colons within strings aside (`member_bound`), a typed event's own
-        members are enough. Any other text is left to `duplicate_names`."""
+        reports either.
+
+        A text holds a colon of its own for each member it writes, outside strings, and within
+        its strings one for each colon they hold, unless it escapes one (\\u003a). So a text
+        with no more colons than members its value holds, and colons within the strings of its
+        value, lost none of the members it wrote to a name written twice. The members counted:
+        those of an object and its delta, or, typed, as many as the smallest event of a steady
+        type has (`_Typed.members`), else the model's own; the colons: those of the strings
+        where text runs free (`_colons_within`). Any other text is left to `duplicate_names`.
+        """
         if len(text) > _SHALLOW and too_deep(text):
             return False
-        colons = text.count(b":") if isinstance(text, bytes) else text.count(":")
         typed = self._typed
         if typed is not None:
-            if colons == typed.members.get(kind, -1) or member_bound(text) == len(
-                    value.model_fields_set):  # type: ignore[attr-defined]
-                return True
-        elif type(value) is dict:
+            members = typed.members.get(kind) or len(value.model_fields_set)
+            fields = value.__dict__
+        else:
+            fields = value
             delta = value.get("delta")
-            if colons == len(value) + (len(delta) if type(delta) is dict else 0):
-                return True
+            members = len(value) + (len(delta) if type(delta) is dict else 0)
+        bytes_ = isinstance(text, bytes)
+        colons = text.count(b":") if bytes_ else text.count(":")  # type: ignore[arg-type]
+        if colons == members or (
+            colons == members + _colons_within(fields, kind)
+            and (b"u003" if bytes_ else "u003") not in text  # type: ignore[operator]
+        ):
+            return True
         return not duplicate_names(text, value)
 
     def _quick(self, obj: Mapping[str, Any], kind: str, validated: bool) -> bool:
