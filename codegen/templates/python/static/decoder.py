@@ -76,13 +76,20 @@ class _Plan(NamedTuple):
     """`life.CLOSES_WITH`."""
     checks: tuple[tuple[str, str, tuple[str, str]], ...]
     """`life.FIELD_CHECKS`: each check, its field, and the key of what it remembers."""
+    counted: bool
+    """In `life.EXPECTED`: the stream counts its events."""
+    integers: tuple[str, ...]
+    """`life.INTEGER_MEMBERS` but seq and, in a block, index, which the quick path takes only
+    as ints anyway."""
 
 
 def _plan(kind: str, place: str) -> _Plan:
+    block_moves = {state: to for (state, at), to in life.BLOCK_TRANSITIONS.items() if at == place}
+    taken = {"seq", "index"} if block_moves else {"seq"}
     return _Plan(
         place,
         {state: to for (state, at), to in life.STREAM_TRANSITIONS.items() if at == place},
-        {state: to for (state, at), to in life.BLOCK_TRANSITIONS.items() if at == place},
+        block_moves,
         life.BLOCK_KINDS.get(kind),
         life.PER_BLOCK.get(kind),
         kind in life.COMPLETES_BLOCK,
@@ -90,6 +97,8 @@ def _plan(kind: str, place: str) -> _Plan:
         kind in _BUILT_BY,
         life.CLOSES_WITH.get(kind),
         tuple((check, field, (kind, field)) for check, field, _ in life.FIELD_CHECKS.get(kind, ())),
+        kind in life.EXPECTED,
+        tuple(name for name in life.INTEGER_MEMBERS[kind] if name not in taken),
     )
 
 
@@ -129,10 +138,11 @@ class _Typed(NamedTuple):
     """The model of an event of an unregistered type."""
     whole: Mapping[str, Callable[..., Any]]
     """Every registered type's model parses and validates an event in one step, in pydantic's
-    strict mode, for the hot path and the quick path (`Decoder._quick`): given JSON text with
-    no NaN or Infinity in it, and no null unless its model has every field required
+    strict mode, for the hot path and the quick path (`Decoder._quick`): of JSON text with no
+    NaN or Infinity in it, and no null unless its model has every field required
     (`nullable`), every model accepts only what its schema accepts (the differential tests
-    hold them to that). What it refuses goes down the general path, which reports why."""
+    hold them to that); `Decoder._sound` makes sure of the text before its model is trusted.
+    What a model refuses goes down the general path, which reports why."""
     nullable: frozenset[str]
     """The types whose models take an explicit null, which the schema refuses, for an
     optional field."""
@@ -224,6 +234,11 @@ _NOT_STEADY: _Steady = ("", None)
 
 _UNPARSED: Any = object()
 """The data of an event that no path has parsed yet (JSON's null parses to None)."""
+
+_UNTYPED = ("NaN", "Infinity", "null")
+"""What a model may take that its schema refuses: NaN and Infinity, which are not JSON, and a
+null, for an optional field (`_Typed.nullable`)."""
+_UNTYPED_BYTES = tuple(word.encode() for word in _UNTYPED)
 
 _VERSION = life.ENVELOPE_VERSION
 _SEQ_MAX = life.SEQ_MAX
@@ -428,17 +443,14 @@ class Decoder:
         typed = self._typed
         if typed is not None:
             validate = typed.whole.get(kind)
-            if not (
-                validate is None
-                or b"NaN" in payload
-                or b"Infinity" in payload
-                or (kind in typed.nullable and b"null" in payload)
-            ):
+            if validate is not None:
                 try:
                     event = validate(payload, strict=True)
                 except ValueError:  # the general path reports why (a context manager costs more)
                     event = None
-            if event is not None and self._sound(payload, event, kind):
+            if event is not None and not self._sound(payload, event, kind):
+                event = None  # the model of a text that is not sound is not to be trusted
+            if event is not None:
                 if (
                     kind in _STEADY_KINDS
                     and event.seq == expected
@@ -502,7 +514,6 @@ class Decoder:
         steady = self._steady
         sse_found = self._sse.diagnostics
         whole = None if self._typed is None else self._typed.whole
-        nullable = () if self._typed is None else self._typed.nullable
         quick = self._quick if self.lifecycle else None
         expected = self._expected_seq
         try:
@@ -515,17 +526,14 @@ class Decoder:
                 if self._pending is None:
                     if whole is not None:
                         validate = whole.get(sse_type)
-                        if (
-                            validate is not None
-                            and "NaN" not in data
-                            and "Infinity" not in data
-                            and (sse_type not in nullable or "null" not in data)
-                        ):
+                        if validate is not None:
                             try:
                                 model = validate(data, strict=True)
                             except ValueError:
                                 model = None
-                        if model is not None and self._sound(data, model, sse_type):
+                        if model is not None and not self._sound(data, model, sse_type):
+                            model = None
+                        if model is not None:
                             if (
                                 sse_type in _STEADY_KINDS
                                 and model.seq == expected
@@ -584,7 +592,9 @@ class Decoder:
     def _sound(self, text: str | bytes, value: Any, kind: str) -> bool:
         """Whether the text of an event that the hot or quick path may take nests within the
         limit (LS-LIMIT-3) and writes no member name twice (D-DUPLICATE-KEYS); the general path
-        reports either.
+        reports either. Typed, `value` is the model built from it, to be trusted only if this
+        holds: the text then also holds no NaN or Infinity, nor a null where its model takes
+        one (`_Typed.whole`).
 
         A text holds a colon of its own for each member it writes, outside strings, and within
         its strings one for each colon they hold, unless it escapes one (\\u003a). So a text
@@ -592,20 +602,28 @@ class Decoder:
         value, lost none of the members it wrote to a name written twice. The members counted:
         those of an object and its delta, or, typed, as many as the smallest event of a steady
         type has (`_Typed.members`), else the model's own; the colons: those of the strings
-        where text runs free (`_colons_within`). Any other text is left to `duplicate_names`.
+        where text runs free (`_colons_within`). A typed text with just the members of the
+        smallest event has nothing its model does not type, so nothing else to look for. Any
+        other text is left to `duplicate_names`.
         """
-        if len(text) > _SHALLOW and too_deep(text):
-            return False
+        bytes_ = isinstance(text, bytes)
+        colons = text.count(b":") if bytes_ else text.count(":")  # type: ignore[arg-type]
         typed = self._typed
         if typed is not None:
-            members = typed.members.get(kind) or len(value.model_fields_set)
+            members = typed.members.get(kind, 0)
+            if colons == members:
+                return True
+            nan, infinity, null = _UNTYPED_BYTES if bytes_ else _UNTYPED
+            if nan in text or infinity in text or (kind in typed.nullable and null in text):
+                return False
+            members = members or len(value.model_fields_set)
             fields = value.__dict__
         else:
             fields = value
             delta = value.get("delta")
             members = len(value) + (len(delta) if type(delta) is dict else 0)
-        bytes_ = isinstance(text, bytes)
-        colons = text.count(b":") if bytes_ else text.count(":")  # type: ignore[arg-type]
+        if len(text) > _SHALLOW and too_deep(text):
+            return False
         if colons == members or (
             colons == members + _colons_within(fields, kind)
             and (b"u003" if bytes_ else "u003") not in text  # type: ignore[operator]
@@ -625,28 +643,26 @@ class Decoder:
         if plan is None:
             return False
         (place, moves, block_moves, block_kind, limit, completes, fragments, builds,
-         closes_with, checks) = plan
-        try:
-            seq = obj["seq"]
-            if obj["v"] != _VERSION or obj["type"] != kind:
-                return False
-        except KeyError:
-            return False
-        first = self._first
+         closes_with, checks, counted, integers) = plan
+        seq = obj.get("seq")
         if (
             type(seq) is not int
-            or seq != (0 if first and place == "first" else self._expected_seq)
+            or obj.get("v") != _VERSION
+            or obj.get("type") != kind
+            or seq != (0 if self._first and place == "first" else self._expected_seq)
             or seq < 0
             or seq > _SEQ_MAX
         ):
             return False
-        if not validated:  # an integral number of a float leaves the general path to convert
-            for name in life.INTEGER_MEMBERS[kind]:
+        if not validated:
+            for name in integers:  # an integral float leaves the general path to convert
                 if type(obj.get(name)) is float:
                     return False
+            if self._validates and not EVENT_CHECKS[kind](obj):
+                return False
         state = self._state
         target = moves.get(state)
-        if target is None or (not validated and self._validates and not EVENT_CHECKS[kind](obj)):
+        if target is None:
             return False
         index: Any = None
         block = block_target = ""
@@ -655,18 +671,19 @@ class Decoder:
             index = obj.get("index")
             if type(index) is not int:
                 return False
-            block = self._blocks.get(index, "")
+            blocks = self._blocks
+            block = blocks.get(index, "")
             if not block:
-                if len(self._blocks) >= self._max_blocks:
+                if len(blocks) >= self._max_blocks:
                     return False
                 block = life.BLOCK_INITIAL
             block_target = block_moves.get(block, "")
             if not block_target:
                 return False
-            joining = self._joining.get(index)
+            joining = self._joining.get(index) if self._joining else None
             if place == "block":
                 established = self._block_kinds.get(index)
-                completed = self._completed.get(index)
+                completed = self._completed.get(index) if self._completed else None
                 if (
                     block_kind is None
                     or (established is not None and established != block_kind)
@@ -684,7 +701,8 @@ class Decoder:
                     return False
             else:
                 reason = obj.get("stop_reason")
-                if reason != self._closes_with.get(index, ("", reason))[1] or (
+                wanted = self._closes_with.get(index)
+                if (wanted is not None and reason != wanted[1]) or (
                     joining is not None and reason != joining.of.unless_stop_reason
                 ):
                     return False
@@ -695,15 +713,14 @@ class Decoder:
         self._placed = True
         self._end_rejected = False
         self._expected_seq = seq + 1
-        if first:
-            self._first = False
+        self._first = False
         if target != state:
             self._state = target
             self._steady.clear()
             if target == life.FAILED_STATE:
                 self._failed = True
-        counts = self._counts
-        counts[kind] = counts.get(kind, 0) + 1
+        if counted:
+            self._counts[kind] = self._counts.get(kind, 0) + 1
         if block:
             self._blocks[index] = block_target
             if block_target != block:
@@ -722,8 +739,9 @@ class Decoder:
                     self._built.add(index)
                     if joining is not None:
                         del self._joining[index]
-                key = (index, kind)
-                self._block_counts[key] = self._block_counts.get(key, 0) + 1
+                if limit is not None:
+                    key = (index, kind)
+                    self._block_counts[key] = self._block_counts.get(key, 0) + 1
                 if closes_with is not None:
                     self._closes_with[index] = (kind, closes_with)
                 elif (
@@ -998,13 +1016,13 @@ class Decoder:
                                  f"{kind} in block {index}, which holds {established} content")
                 else:
                     self._in_order(obj, kind, index, line)
-            key = (index, kind)
-            count = self._block_counts.get(key, 0) + 1
-            self._block_counts[key] = count
             limit = life.PER_BLOCK.get(kind)
-            if limit is not None and count > limit:
-                self._report(life.BLOCK_KIND_RULE, line,
-                             f"block {index} holds {count} {kind} events, at most {limit}")
+            if limit is not None:  # counted only where limited: bounded state
+                key = (index, kind)
+                count = self._block_counts[key] = self._block_counts.get(key, 0) + 1
+                if count > limit:
+                    self._report(life.BLOCK_KIND_RULE, line,
+                                 f"block {index} holds {count} {kind} events, at most {limit}")
             wanted = life.CLOSES_WITH.get(kind)
             if wanted is not None:
                 self._closes_with[index] = (kind, wanted)
