@@ -516,6 +516,7 @@ class Decoder:
         whole = None if self._typed is None else self._typed.whole
         quick = self._quick if self.lifecycle else None
         expected = self._expected_seq
+        pending = self._pending  # changed only on the general path
         try:
             for sse_type, data, _, _, line in sse_events:
                 if sse_found:
@@ -523,7 +524,7 @@ class Decoder:
                     self._drain_sse(line)
                 parsed: object = _UNPARSED
                 model: Any = None
-                if self._pending is None:
+                if pending is None:
                     if whole is not None:
                         validate = whole.get(sse_type)
                         if validate is not None:
@@ -579,6 +580,7 @@ class Decoder:
                 self._expected_seq = expected
                 event = self._general(sse_type, data, line, parsed, model)
                 expected = self._expected_seq
+                pending = self._pending
                 if event is not None:
                     append(event)
         except LLMStreamError as error:
@@ -645,16 +647,18 @@ class Decoder:
         (place, moves, block_moves, block_kind, limit, completes, fragments, builds,
          closes_with, checks, counted, integers) = plan
         seq = obj.get("seq")
-        if (
-            type(seq) is not int
-            or obj.get("v") != _VERSION
-            or obj.get("type") != kind
-            or seq != (0 if self._first and place == "first" else self._expected_seq)
-            or seq < 0
-            or seq > _SEQ_MAX
+        if seq != (0 if self._first and place == "first" else self._expected_seq) or (
+            seq > _SEQ_MAX  # the model's type, version and seq, an int from 0, are its schema's
         ):
             return False
         if not validated:
+            if (
+                type(seq) is not int
+                or seq < 0
+                or obj.get("v") != _VERSION
+                or obj.get("type") != kind
+            ):
+                return False
             for name in integers:  # an integral float leaves the general path to convert
                 if type(obj.get(name)) is float:
                     return False
