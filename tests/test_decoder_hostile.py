@@ -294,6 +294,51 @@ def test_a_tool_call_that_writes_a_name_twice_is_refused_whatever_its_arguments_
     assert seqs(events) == [0, 2, 3, 4, 5, 6]
 
 
+@pytest.mark.parametrize("options", MODES, ids=["typed", "raw", "fast"])
+@pytest.mark.parametrize("extra", ['"x":NaN', '"x":[-Infinity]', '"x":{"q":Infinity}'])
+def test_a_tool_call_with_a_number_json_has_not_is_refused(options: dict[str, Any],
+                                                          extra: str) -> None:
+    """A tool call's model types every member its schema names, so a text of just those is
+    taken without looking for NaN or Infinity; one with a member more is looked at."""
+    data = ('{"v":"1.0","seq":1,"type":"tool.call","index":0,"id":"c1","name":"get_weather",'
+            f'"arguments":"{{\\"city\\":\\"Vienna\\"}}",{extra}}}')
+    body = start() + f"event: tool.call\ndata: {data}\n\n" + call(2, index=1)
+    body += stop(3, reason="tool_use") + stop(4, index=1, reason="tool_use") + usage(5) + end(6)
+    events, found = decode_everywhere(body, **options)
+    assert rules(found) == ["LS-SSE-2"]
+    assert seqs(events) == [0, 2, 3, 4, 5, 6]
+
+
+def test_only_models_that_take_no_float_are_trusted_by_their_members() -> None:
+    """`_Typed.members` lets a typed text of just the members every event of its type has skip
+    the search for NaN and Infinity: only models that no float slips through qualify."""
+    from typing import Literal
+
+    from pydantic import BaseModel
+
+    from llm_stream.decoder import _takes_no_float, _typed_tables
+
+    class Inner(BaseModel):
+        text: str
+
+    class Plain(BaseModel):
+        v: Literal["1.0"]
+        seq: int
+        flag: bool
+        inner: Inner
+
+    class Number(BaseModel):
+        inner: Inner
+        score: float
+
+    class Loose(BaseModel):
+        value: Any
+
+    assert _takes_no_float(Plain)
+    assert not _takes_no_float(Number) and not _takes_no_float(Loose)
+    assert {"content.delta", "tool.call"} <= set(_typed_tables().members)
+
+
 def test_the_depth_limit_does_not_depend_on_the_callers_stack() -> None:
     at_limit = delta(2, x=Raw("[" * (MAX_DEPTH - 1) + "1" + "]" * (MAX_DEPTH - 1)))
     body = (start() + delta(1) + at_limit + stop(3) + usage(4) + end(5)).encode()

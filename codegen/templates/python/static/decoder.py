@@ -13,7 +13,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from enum import Enum
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, get_args, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NamedTuple,
+    TypeAlias,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, Severity
@@ -153,8 +162,10 @@ class _Typed(NamedTuple):
     differential tests hold them to that). An object a model refuses is checked by the
     validator, which reports why, or, valid after all, built in pydantic's lax mode."""
     members: Mapping[str, int]
-    """How many members the smallest event of each steady type has, nested ones included: a
-    text of one with no more colons than that has no member name twice (D-DUPLICATE-KEYS)."""
+    """How many members every event of a type has, nested ones included, for the types whose
+    models have every field required: a text of one with no more colons than that, and those
+    within its strings (`Decoder._sound`), has no member name twice (D-DUPLICATE-KEYS) and
+    none that its model does not type."""
 
 
 @cache
@@ -173,10 +184,26 @@ def _typed_tables() -> _Typed:
         if _plain(model) and (_all_required(model) or _flat(model))
     }
     members = {
-        kind: _members(EVENT_MODELS[kind]) for kind in sorted(_STEADY_KINDS)
-        if _all_required(EVENT_MODELS[kind])
+        kind: _members(model) for kind, model in sorted(EVENT_MODELS.items())
+        if _all_required(model) and _takes_no_float(model)
     }
     return _Typed(EVENT_MODELS, UnknownEvent, whole, nullable, trusted, members)
+
+
+def _takes_no_float(model: type[BaseModel]) -> bool:
+    """Whether every field of a model, and of its nested models, is a string, an integer, a
+    boolean or a literal: one that takes neither NaN nor Infinity, which JSON has not."""
+    from pydantic import BaseModel
+
+    for field in model.model_fields.values():
+        kind = field.annotation
+        if not (
+            kind in (str, int, bool)
+            or get_origin(kind) is Literal
+            or (isinstance(kind, type) and issubclass(kind, BaseModel) and _takes_no_float(kind))
+        ):
+            return False
+    return True
 
 
 def _members(model: type[BaseModel]) -> int:
@@ -602,12 +629,14 @@ class Decoder:
         its strings one for each colon they hold, unless it escapes one (\\u003a). So a text
         with no more colons than members its value holds, and colons within the strings of its
         value, lost none of the members it wrote to a name written twice. The members counted:
-        those of an object and its delta, or, typed, as many as the smallest event of a steady
-        type has (`_Typed.members`), else the model's own; the colons: those of the strings
-        where text runs free (`_colons_within`). A typed text with just the members of the
-        smallest event has nothing its model does not type, so nothing else to look for. Any
-        other text is left to `duplicate_names`.
+        those of an object and its delta; typed, those every event of its type has
+        (`_Typed.members`), else the model's own. The colons: those of the strings where text
+        runs free (`_colons_within`). A typed text with just the members every event of its
+        type has holds nothing its model does not type, so no NaN, Infinity or null either.
+        Any other text is left to `duplicate_names`.
         """
+        if len(text) > _SHALLOW and too_deep(text):
+            return False
         bytes_ = isinstance(text, bytes)
         colons = text.count(b":") if bytes_ else text.count(":")  # type: ignore[arg-type]
         typed = self._typed
@@ -615,17 +644,18 @@ class Decoder:
             members = typed.members.get(kind, 0)
             if colons == members:
                 return True
+            fields = value.__dict__
+            if members and colons == members + _colons_within(fields, kind) and (
+                b"u003" if bytes_ else "u003") not in text:  # type: ignore[operator]
+                return True
             nan, infinity, null = _UNTYPED_BYTES if bytes_ else _UNTYPED
             if nan in text or infinity in text or (kind in typed.nullable and null in text):
                 return False
             members = members or len(value.model_fields_set)
-            fields = value.__dict__
         else:
             fields = value
             delta = value.get("delta")
             members = len(value) + (len(delta) if type(delta) is dict else 0)
-        if len(text) > _SHALLOW and too_deep(text):
-            return False
         if colons == members or (
             colons == members + _colons_within(fields, kind)
             and (b"u003" if bytes_ else "u003") not in text  # type: ignore[operator]
