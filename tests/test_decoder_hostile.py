@@ -339,6 +339,19 @@ def test_only_models_that_take_no_float_are_trusted_by_their_members() -> None:
     assert {"content.delta", "tool.call"} <= set(_typed_tables().members)
 
 
+@pytest.mark.parametrize("options", MODES, ids=["typed", "raw", "fast"])
+@pytest.mark.parametrize("depth", [MAX_DEPTH, MAX_DEPTH + 1, 150])
+def test_tool_call_arguments_past_the_depth_limit_are_not_json_text(
+        options: dict[str, Any], depth: int) -> None:
+    """Arguments are parsed as every JSON text is, within the limits (D-LIMITS), whichever path
+    the tool call takes: nested past the limit, they are not JSON text (LS-CALL-2)."""
+    arguments = "[" * depth + "]" * depth
+    body = start() + call(1, arguments=arguments) + stop(2, reason="tool_use") + usage(3) + end(4)
+    events, found = decode_everywhere(body, **options)
+    assert rules(found) == ([] if depth <= MAX_DEPTH else ["LS-CALL-2"])
+    assert seqs(events) == ([0, 1, 2, 3, 4] if depth <= MAX_DEPTH else [0, 2, 3, 4])
+
+
 def test_the_depth_limit_does_not_depend_on_the_callers_stack() -> None:
     at_limit = delta(2, x=Raw("[" * (MAX_DEPTH - 1) + "1" + "]" * (MAX_DEPTH - 1)))
     body = (start() + delta(1) + at_limit + stop(3) + usage(4) + end(5)).encode()

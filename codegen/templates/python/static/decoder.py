@@ -821,9 +821,9 @@ class Decoder:
             if check == "json-text":
                 if type(value) is str:
                     try:
-                        from_json(value, allow_inf_nan=False)
+                        loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
                     except ValueError:
-                        return None  # JSON all the same, perhaps (`loads`): the general path knows
+                        return None
             elif check == "unique":
                 if type(value) is str or type(value) is int:
                     seen = self._seen.get(key, ())
