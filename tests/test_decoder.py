@@ -617,7 +617,8 @@ def test_the_hot_paths_decide_as_the_general_path_does(
 
 
 ARGUMENT_TEXTS = st.sampled_from(['{"city":"Vienna"}', '{"a":[1,2.5,null]}', "[]", "{", "",
-                                  '"caf\u00e9"', '{"a":1}x', "NaN", "null"])
+                                  '"caf\u00e9"', '{"a":1}x', "NaN", "null",
+                                  "[" * 128 + "]" * 128, "[" * 129 + "]" * 129])
 
 
 @st.composite
