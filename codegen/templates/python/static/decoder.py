@@ -818,7 +818,13 @@ class Decoder:
         memos: list[tuple[str, tuple[str, str], Any]] = []
         for check, field, key in checks:
             value = obj.get(field)
-            if check == "json-text":
+            if check == "non-decreasing":  # the commonest: usage, in every stream
+                if type(value) is int:
+                    last = self._last_value.get(key)
+                    if last is not None and value < last:
+                        return None
+                    memos.append((check, key, value))
+            elif check == "json-text":
                 if type(value) is str:
                     try:
                         loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
@@ -837,12 +843,6 @@ class Decoder:
                 wanted = (self.request_metadata or {}).get(field)
                 if wanted is not None and value != wanted:
                     return None
-            elif check == "non-decreasing":
-                if type(value) is int:
-                    last = self._last_value.get(key)
-                    if last is not None and value < last:
-                        return None
-                    memos.append((check, key, value))
             else:
                 return None
         return memos
