@@ -262,10 +262,21 @@ _NOT_STEADY: _Steady = ("", None)
 _UNPARSED: Any = object()
 """The data of an event that no path has parsed yet (JSON's null parses to None)."""
 
-_UNTYPED = ("NaN", "Infinity", "null")
-"""What a model may take that its schema refuses: NaN and Infinity, which are not JSON, and a
-null, for an optional field (`_Typed.nullable`)."""
-_UNTYPED_BYTES = tuple(word.encode() for word in _UNTYPED)
+class _Words(NamedTuple):
+    """What `Decoder._sound` looks for in a text, as str or as bytes: colons; the start of
+    \\u003a (or \\u003A), a colon within a string written without one; and what a model may
+    take that its schema refuses: NaN and Infinity, which are not JSON, and null, for an
+    optional field (`_Typed.nullable`)."""
+
+    colon: str | bytes
+    escaped_colon: str | bytes
+    nan: str | bytes
+    infinity: str | bytes
+    null: str | bytes
+
+
+_WORDS = _Words(":", "u003", "NaN", "Infinity", "null")
+_WORDS_BYTES = _Words(*(word.encode() for word in _WORDS))  # type: ignore[union-attr]
 
 _VERSION = life.ENVELOPE_VERSION
 _SEQ_MAX = life.SEQ_MAX
@@ -296,6 +307,16 @@ _FREE_TEXT = {
 }
 """The members of each event type whose strings are text that runs free, colons and all: a
 tool call's arguments and their fragments."""
+
+
+def _accounted(
+    text: Any, words: _Words, colons: int, members: int, fields: Mapping[str, Any], kind: str
+) -> bool:
+    """Whether the colons of an event's text are just those of `members` members and those
+    within the strings where its text runs free (`Decoder._sound` says why that settles it)."""
+    return colons == members or (
+        colons == members + _colons_within(fields, kind) and words.escaped_colon not in text
+    )
 
 
 def _colons_within(fields: Mapping[str, Any], kind: str) -> int:
@@ -637,29 +658,26 @@ class Decoder:
         """
         if len(text) > _SHALLOW and too_deep(text):
             return False
-        bytes_ = isinstance(text, bytes)
-        colons = text.count(b":") if bytes_ else text.count(":")  # type: ignore[arg-type]
+        words: Any = _WORDS_BYTES if isinstance(text, bytes) else _WORDS  # Any: str or bytes
+        colons = text.count(words.colon)
         typed = self._typed
         if typed is not None:
             members = typed.members.get(kind, 0)
             if colons == members:
                 return True
             fields = value.__dict__
-            if members and colons == members + _colons_within(fields, kind) and (
-                b"u003" if bytes_ else "u003") not in text:  # type: ignore[operator]
+            if members and _accounted(text, words, colons, members, fields, kind):
                 return True
-            nan, infinity, null = _UNTYPED_BYTES if bytes_ else _UNTYPED
-            if nan in text or infinity in text or (kind in typed.nullable and null in text):
+            if words.nan in text or words.infinity in text or (
+                kind in typed.nullable and words.null in text
+            ):
                 return False
             members = members or len(value.model_fields_set)
         else:
             fields = value
             delta = value.get("delta")
             members = len(value) + (len(delta) if type(delta) is dict else 0)
-        if colons == members or (
-            colons == members + _colons_within(fields, kind)
-            and (b"u003" if bytes_ else "u003") not in text  # type: ignore[operator]
-        ):
+        if _accounted(text, words, colons, members, fields, kind):
             return True
         return not duplicate_names(text, value)
 
