@@ -314,9 +314,7 @@ def _accounted(
 ) -> bool:
     """Whether the colons of an event's text are just those of `members` members and those
     within the strings where its text runs free (`Decoder._sound` says why that settles it)."""
-    return colons == members or (
-        colons == members + _colons_within(fields, kind) and words.escaped_colon not in text
-    )
+    return colons == members + _colons_within(fields, kind) and words.escaped_colon not in text
 
 
 def _colons_within(fields: Mapping[str, Any], kind: str) -> int:
@@ -677,7 +675,7 @@ class Decoder:
             fields = value
             delta = value.get("delta")
             members = len(value) + (len(delta) if type(delta) is dict else 0)
-        if _accounted(text, words, colons, members, fields, kind):
+        if colons == members or _accounted(text, words, colons, members, fields, kind):
             return True
         return not duplicate_names(text, value)
 
