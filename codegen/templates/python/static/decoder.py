@@ -494,8 +494,6 @@ class Decoder:
                     event = validate(payload, strict=True)
                 except ValueError:  # the general path reports why (a context manager costs more)
                     event = None
-            if event is not None and not self._sound(payload, event, kind):
-                event = None  # the model of a text that is not sound is not to be trusted
             if event is not None:
                 if (
                     kind in _STEADY_KINDS
@@ -503,10 +501,15 @@ class Decoder:
                     and expected <= _SEQ_MAX
                     and self._steady.get(event.index, _NOT_STEADY)[0] == kind
                 ):
-                    self._expected_seq = expected + 1
-                    self._last_line = self._sse.took_whole_event()
-                    return [event]
-                if self._quick(event.__dict__, kind, True):
+                    if payload.count(b":") == typed.members.get(kind) or self._sound(
+                            payload, event, kind):  # `_sound`'s commonest case first
+                        self._expected_seq = expected + 1
+                        self._last_line = self._sse.took_whole_event()
+                        return [event]
+                    event = None  # not to be trusted
+                elif not self._sound(payload, event, kind):
+                    event = None
+                elif self._quick(event.__dict__, kind, True):
                     self._last_line = self._sse.took_whole_event()
                     return [event]
         else:
@@ -514,7 +517,7 @@ class Decoder:
                 parsed = event = from_json(payload, allow_inf_nan=False)
             except ValueError:
                 event = None
-            if type(event) is dict and self._sound(payload, event, kind):
+            if type(event) is dict:
                 index = event.get("index")
                 steady, check = (
                     self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
@@ -528,10 +531,16 @@ class Decoder:
                     and 1 < expected <= _SEQ_MAX
                     and (check is None or check(event))
                 ):
-                    self._expected_seq = expected + 1
-                    self._last_line = self._sse.took_whole_event()
-                    return [event]
-                if self._quick(event, kind, False):
+                    delta = event.get("delta")
+                    if (  # `_sound`'s commonest case first, inline
+                        len(payload) <= _SHALLOW
+                        and payload.count(b":")
+                        == len(event) + (len(delta) if type(delta) is dict else 0)
+                    ) or self._sound(payload, event, kind):
+                        self._expected_seq = expected + 1
+                        self._last_line = self._sse.took_whole_event()
+                        return [event]
+                elif self._sound(payload, event, kind) and self._quick(event, kind, False):
                     self._last_line = self._sse.took_whole_event()
                     return [event]
             event = None  # the general path builds no model in this mode
@@ -560,6 +569,7 @@ class Decoder:
         steady = self._steady
         sse_found = self._sse.diagnostics
         whole = None if self._typed is None else self._typed.whole
+        members = {} if self._typed is None else self._typed.members
         quick = self._quick if self.lifecycle else None
         expected = self._expected_seq
         pending = self._pending  # changed only on the general path
@@ -578,8 +588,6 @@ class Decoder:
                                 model = validate(data, strict=True)
                             except ValueError:
                                 model = None
-                        if model is not None and not self._sound(data, model, sse_type):
-                            model = None
                         if model is not None:
                             if (
                                 sse_type in _STEADY_KINDS
@@ -587,10 +595,15 @@ class Decoder:
                                 and expected <= _SEQ_MAX
                                 and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
-                                expected += 1
-                                append(model)
-                                continue
-                            if quick is not None:
+                                if data.count(":") == members.get(sse_type) or self._sound(
+                                        data, model, sse_type):  # `_sound`'s commonest case first
+                                    expected += 1
+                                    append(model)
+                                    continue
+                                model = None  # not to be trusted
+                            elif not self._sound(data, model, sse_type):
+                                model = None
+                            elif quick is not None:
                                 self._expected_seq = expected
                                 if quick(model.__dict__, sse_type, True):
                                     expected = self._expected_seq
@@ -601,23 +614,31 @@ class Decoder:
                             parsed = obj = from_json(data, allow_inf_nan=False)
                         except ValueError:
                             obj = None
-                        if type(obj) is dict and self._sound(data, obj, sse_type):
+                        if type(obj) is dict:
                             index = obj.get("index")
-                            if type(index) is int:
-                                kind, check = steady.get(index, _NOT_STEADY)
-                                if (
-                                    kind == sse_type
-                                    and kind == obj.get("type")
-                                    and obj.get("seq") == expected
-                                    and type(obj["seq"]) is int
-                                    and obj.get("v") == _VERSION
-                                    and 1 < expected <= _SEQ_MAX
-                                    and (check is None or check(obj))
-                                ):
+                            kind, check = (
+                                steady.get(index, _NOT_STEADY) if type(index) is int
+                                else _NOT_STEADY
+                            )
+                            if (
+                                kind == sse_type
+                                and kind == obj.get("type")
+                                and obj.get("seq") == expected
+                                and type(obj["seq"]) is int
+                                and obj.get("v") == _VERSION
+                                and 1 < expected <= _SEQ_MAX
+                                and (check is None or check(obj))
+                            ):
+                                delta = obj.get("delta")
+                                if (  # `_sound`'s commonest case first, inline
+                                    len(data) <= _SHALLOW
+                                    and data.count(":")
+                                    == len(obj) + (len(delta) if type(delta) is dict else 0)
+                                ) or self._sound(data, obj, sse_type):
                                     expected += 1
                                     append(obj)
                                     continue
-                            if quick is not None:
+                            elif quick is not None and self._sound(data, obj, sse_type):
                                 self._expected_seq = expected
                                 if quick(obj, sse_type, False):
                                     expected = self._expected_seq
