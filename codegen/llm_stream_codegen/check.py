@@ -17,7 +17,7 @@ from .check_files import check_files, schema_line
 from .load import load
 from .model import ENVELOPE_ID, VENDORS, EventType, FormatMappings, SchemaDoc, Spec, VendorMap
 from .satisfiable import contradictions
-from .schema_walk import envelope_constants, iter_nodes, resolve_ref
+from .schema_walk import envelope_constants, iter_nodes, pointer_tokens, resolve_ref
 from .source_files import MAPPINGS_DIR, SPEC_FILE
 from .sources import SourceError
 
@@ -157,15 +157,11 @@ def _check_envelope(spec: Spec) -> Iterator[SourceError]:
                                     "seq, section 8.4)")
 
 
-def _pointer_path(pointer: str) -> list[str]:
-    return [t.replace("~1", "/").replace("~0", "~") for t in pointer.split("/")[1:]]
-
-
 def _check_satisfiable(spec: Spec, root: Path) -> Iterator[SourceError]:
     for doc in spec.schemas.values():
         for pointer, problem in contradictions(doc.document):
             yield SourceError(doc.path or doc.id,
-                              schema_line(root, doc, _pointer_path(pointer)),
+                              schema_line(root, doc, pointer_tokens(pointer)),
                               f"no instance satisfies the schema at {pointer or '/'}: {problem}")
 
 

@@ -20,6 +20,7 @@ from .model import Spec
 from .output import drift, write
 from .render import render_all
 from .rendering import Artifact, templates_of
+from .schema_walk import pointer_tokens
 from .sources import SourceError, json_line
 from .validator_compiler import SchemaCompileError
 
@@ -60,8 +61,8 @@ def _render(spec: Spec, root: Path) -> list[Artifact]:
         path = doc.path if doc is not None and doc.path else exc.schema_id
         line = 0
         if doc is not None and doc.path:
-            steps = [t.replace("~1", "/").replace("~0", "~") for t in exc.pointer.split("/")[1:]]
-            line = json_line((root / doc.path).read_text(encoding="utf-8"), steps)
+            line = json_line((root / doc.path).read_text(encoding="utf-8"),
+                             pointer_tokens(exc.pointer))
         raise SourceError(path, line, f"{exc.pointer or '/'}: {exc.problem}") from None
 
 

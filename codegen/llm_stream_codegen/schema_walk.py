@@ -16,8 +16,19 @@ _SCHEMA_VALUES = (
 )
 
 
-def _escape(token: str) -> str:
+def escape_token(token: str) -> str:
+    """A member name as one reference token of a JSON pointer (RFC 6901)."""
     return token.replace("~", "~0").replace("/", "~1")
+
+
+def unescape_token(token: str) -> str:
+    """The member name one reference token of a JSON pointer stands for."""
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def pointer_tokens(pointer: str) -> list[str]:
+    """The member names and indexes a JSON pointer ("" or "/a/b") steps through."""
+    return [unescape_token(token) for token in pointer.split("/")[1:]]
 
 
 def iter_nodes(
@@ -28,7 +39,7 @@ def iter_nodes(
     for key in _SCHEMA_MAPS:
         for name, sub in (schema.get(key) or {}).items():
             if isinstance(sub, Mapping):
-                yield from iter_nodes(sub, f"{pointer}/{key}/{_escape(name)}")
+                yield from iter_nodes(sub, f"{pointer}/{key}/{escape_token(name)}")
     for key in _SCHEMA_LISTS:
         for i, sub in enumerate(schema.get(key) or ()):
             if isinstance(sub, Mapping):
@@ -42,8 +53,7 @@ def iter_nodes(
 def follow_pointer(document: Mapping[str, Any], fragment: str) -> Mapping[str, Any] | None:
     """The node at a JSON pointer fragment ("" or "/$defs/x"), or None."""
     node: Any = document
-    for token in fragment.split("/")[1:] if fragment else ():
-        token = token.replace("~1", "/").replace("~0", "~")
+    for token in pointer_tokens(fragment):
         if not isinstance(node, Mapping) or token not in node:
             return None
         node = node[token]

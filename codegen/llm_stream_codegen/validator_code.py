@@ -10,7 +10,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Final, Self
 
-from .validator_index import Loc, escape
+from .schema_walk import escape_token
+from .validator_index import Loc
 from .validator_runtime import uses
 
 LINE_LENGTH: Final = 100
@@ -183,7 +184,7 @@ class Ptr:
     NAMED: ClassVar[str] = "_at"
 
     def key(self, name: str) -> Self:
-        return replace(self, parts=(*self.parts, (False, "/" + escape(name))))
+        return replace(self, parts=(*self.parts, (False, "/" + escape_token(name))))
 
     def index(self, i: int) -> Self:
         return replace(self, parts=(*self.parts, (False, f"/{i}")))

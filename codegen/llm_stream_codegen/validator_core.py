@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from .schema_walk import pointer_tokens
 from .validator_code import (
     LINE_LENGTH,
     TYPE_NAMES,
@@ -40,7 +41,6 @@ from .validator_index import (
     child_loc,
     defrag,
     is_schema,
-    unescape,
 )
 from .validator_modes import Mode
 
@@ -291,8 +291,8 @@ class CompilerCore:
     def _helper_name(self, mode: str, loc: Loc) -> str:
         label = self.labels.get(loc.base) or identifier(loc.base) or "schema"
         segments = [
-            unescape(s)
-            for s in loc.pointer.split("/")[1:]
+            s
+            for s in pointer_tokens(loc.pointer)
             if s not in ("$defs", "definitions", "properties")
         ]
         slug = identifier("_".join([label, *segments]))[:60].rstrip("_")

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import unquote, urljoin, urlsplit, uses_relative
 
+from .schema_walk import escape_token, unescape_token
+
 
 class SchemaCompileError(ValueError):
     """A schema the compiler refuses, with the $id of its resource and the pointer of the node."""
@@ -45,14 +47,6 @@ SCHEMA_MAPS: Final = frozenset(
 SCHEMA_LISTS: Final = frozenset({"allOf", "anyOf", "oneOf", "prefixItems"})
 
 _SCHEME: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:")
-
-
-def escape(segment: str) -> str:
-    return segment.replace("~", "~0").replace("/", "~1")
-
-
-def unescape(segment: str) -> str:
-    return segment.replace("~1", "/").replace("~0", "~")
 
 
 def defrag(uri: str) -> str:
@@ -121,12 +115,12 @@ class Index:
         if isinstance(anchor, str):
             self.anchors.setdefault(f"{base}#{anchor}", (node, Loc(base, pointer)))
         for key, value in node.items():
-            here = f"{pointer}/{escape(key)}"
+            here = f"{pointer}/{escape_token(key)}"
             if key in SCHEMA_VALUED:
                 self._scan(value, base, here)
             elif key in SCHEMA_MAPS and isinstance(value, Mapping):
                 for name, sub in value.items():
-                    self._scan(sub, base, f"{here}/{escape(name)}")
+                    self._scan(sub, base, f"{here}/{escape_token(name)}")
             elif key in SCHEMA_LISTS and isinstance(value, list | tuple):
                 for i, sub in enumerate(value):
                     self._scan(sub, base, f"{here}/{i}")
@@ -154,14 +148,14 @@ class Index:
     ) -> tuple[object, Loc]:
         node, base, pointer, kind = document, uri, "", "schema"
         for raw in fragment[1:].split("/"):
-            segment = unescape(raw)
+            segment = unescape_token(raw)
             if isinstance(node, Mapping) and segment in node:
                 node = node[segment]
             elif isinstance(node, list | tuple) and segment.isdigit() and int(segment) < len(node):
                 node = node[int(segment)]
             else:
                 raise at.fail(f"$ref {ref!r} does not resolve: no {segment!r} at {pointer!r}")
-            pointer = f"{pointer}/{escape(segment)}"
+            pointer = f"{pointer}/{escape_token(segment)}"
             if kind == "schema":
                 kind = (
                     "schema"
@@ -189,4 +183,4 @@ def child_loc(loc: Loc, node: object, *segments: str | int) -> Loc:
         joined = _join(loc.base, node["$id"])
         if joined is not None:
             return Loc(defrag(joined), "")
-    return Loc(loc.base, loc.pointer + "".join(f"/{escape(str(s))}" for s in segments))
+    return Loc(loc.base, loc.pointer + "".join(f"/{escape_token(str(s))}" for s in segments))
