@@ -1,8 +1,9 @@
 """Throughput of the SSE layer against the decoders clients use today.
 
 Run as ``.venv/bin/python bench/bench_sse.py``; it needs the ``bench`` extra (httpx-sse, openai).
-The body is 100,000 ``content.delta`` events, fed in 4 KiB chunks and one event per chunk, with LF
-and CRLF line ends. ``split`` is the floor: ``body.split`` on the blank line, with no parsing.
+The body is 100,000 ``content.delta`` events, fed in 4 KiB chunks, 64-byte chunks (about two an
+event, one of them ending none) and one event per chunk, with LF and CRLF line ends. ``split`` is
+the floor: ``body.split`` on the blank line, with no parsing.
 """
 
 from __future__ import annotations
@@ -97,6 +98,7 @@ def main() -> None:
         blank = b"\n\n" if eol == "LF" else b"\r\n\r\n"
         feeds = {
             "4 KiB": [body[i : i + 4096] for i in range(0, len(body), 4096)],
+            "64 B": [body[i : i + 64] for i in range(0, len(body), 64)],
             "1 event": [event] * EVENTS,
         }
         for feed, chunks in feeds.items():

@@ -95,6 +95,37 @@ def test_cr_then_lf_in_the_next_chunk_after_a_blank_line() -> None:
     assert decode([b"data: a\r\r", b"\ndata: b\r\n\r\n"])[0] == [ev("a"), ev("b", line=3)]
 
 
+@pytest.mark.parametrize(("chunks", "ends_at"), [
+    ([b"data: a\r\n", b"\r", b"\n"], 1),  # the CR alone ends the blank line
+    ([b"data: a\r\n", b"x", b"\r", b"\n\r\n"], 3),  # x is a line; its LF ends no other
+    ([b"data: a\r", b"\r"], 1),
+    ([b"data: a\n", b"\r"], 1),
+    ([b"data: a\r", b"\n", b"\n"], 2),
+    ([b"data: a\r\n\r", b"\n"], 0),
+    ([b"data: a\r\ndata: b\r\n", b"\r\n"], 1),
+])
+def test_an_event_ends_in_the_chunk_that_ends_its_blank_line(
+    chunks: list[bytes], ends_at: int
+) -> None:
+    """Small chunks in which no event ends are held; one that ends the blank line, in whatever
+    line ends and however it is cut, gives the event at once."""
+    decoder = SSEDecoder()
+    decoder.feed(b"data: 0\n\n")
+    got = [decoder.feed(chunk) for chunk in chunks]
+    assert [i for i, events in enumerate(got) if events] == [ends_at]
+
+
+@pytest.mark.parametrize("eol", [b"\n", b"\r\n", b"\r"])
+@pytest.mark.parametrize("size", [1, 2, 3, 5, 8, 13, 21, 64])
+def test_small_chunks_in_each_line_end(eol: bytes, size: int) -> None:
+    body = b"".join([
+        b"event: a\ndata: 1\n\n", b": c\nid: 2\ndata: 2\n\n", b"data: \xc3\xa9\n\n", b"\n",
+        b"event: b\ndata: 3\ndata: 4\n\n", b"data: 5\n\n",
+    ]).replace(b"\n", eol)
+    assert decode(cut(body, range(size, len(body), size))) == whole(body)
+    assert as_tuples(whole(body)[0]) == Reference().run(body).events
+
+
 def test_bom_dropped_at_the_start() -> None:
     assert events_of(BOM + b"data: x\n\n") == [ev("x")]
 
@@ -686,6 +717,142 @@ def test_whole_event_refuses_anything_else(before: bytes, chunk: bytes) -> None:
     decoder.feed(before)
     assert decoder.whole_event(chunk) is None
     assert decoder.whole_event(b"event: a\ndata: " + b"1" * 40 + b"\n\n") is None  # too long
+
+
+def decode_taking_data(
+    chunks: Iterable[bytes], **limits: int
+) -> tuple[list[SSEEvent], list[Diagnostic]]:
+    """As `decode`, but every chunk `whole_data` recognises is taken through it when it is
+    UTF-8, as the translators of formats whose events have no type do."""
+    decoder = SSEDecoder(**limits)
+    events: list[SSEEvent] = []
+    for chunk in chunks:
+        payload = decoder.whole_data(chunk)
+        try:
+            data = payload.decode()  # type: ignore[union-attr]
+        except (AttributeError, UnicodeDecodeError):
+            events += decoder.feed(chunk)
+        else:
+            events.append(ev(data, line=decoder.took_whole_data()))
+    events += decoder.close()
+    return events, decoder.diagnostics
+
+
+USUAL = st.one_of(
+    st.builds("event: {}\ndata: {}\n\n".format, st.sampled_from(["content.delta", "", "é"]), VALUE),
+    st.builds("data: {}\n\n".format, VALUE),
+)
+BREAKER = st.sampled_from([
+    ": keep-alive\n", "id: 7\n", "retry: 5\n", "\n", "data: a\ndata: b\n\n", "event: x\n",
+    "id: 8\n\n", "retry: 6\n\n",  # for the events that follow
+    "data: 1\n: c\n", "event: e\ndata: 1\n: c\n",  # a line where the blank one would be
+    "data: " + "long " * 6 + "\n",  # over a line limit of up to 24 bytes
+    "event: e\ndata: \ud800\n\n",  # not UTF-8 once encoded (see runs)
+])
+
+
+@st.composite
+def runs(draw: st.DrawFn) -> bytes:
+    """Runs of events of the usual shapes, as servers send them, which the layer takes apart as
+    columns or whole, now and then broken by other lines, a line over the limit, a byte that is
+    not UTF-8, a BOM or another line end."""
+    text = "".join(draw(st.lists(st.one_of(USUAL, USUAL, USUAL, BREAKER), max_size=24)))
+    body = text.encode(errors="surrogatepass").replace(b"\n", draw(st.sampled_from(
+        [b"\n", b"\n", b"\r\n", b"\r"]
+    )))
+    if draw(st.booleans()):
+        body = BOM + body
+    if draw(st.booleans()):
+        body += draw(st.sampled_from([b"data: open", b"event: x\n", b"\r", b"data: \xc3"]))
+    return body
+
+
+@st.composite
+def awkward_chunkings(draw: st.DrawFn, body: bytes) -> list[bytes]:
+    """Chunks cut at a steady size, as reads of a socket are, and inside a CRLF, a character
+    of several bytes, the BOM or a line."""
+    awkward = [
+        i for i in range(1, len(body))
+        if body[i - 1 : i + 1] == b"\r\n" or body[i] & 0xC0 == 0x80 or i < 3
+    ]
+    cuts = draw(st.lists(st.sampled_from(awkward), max_size=8)) if awkward else []
+    size = draw(st.sampled_from([0, 1, 2, 3, 7, 16, 64]))
+    if size:
+        cuts += range(size, len(body), size)
+    return cut(body, cuts)
+
+
+TYPED = b"event: a\ndata: 1\n\n"
+UNTYPED = b"data: 2\n\n"
+
+
+@pytest.mark.parametrize(("run", "odd"), [
+    (TYPED, b"event: b\ndata: 3\n: c\n"),  # a line where the blank one would be
+    (TYPED, b"event: b\nid: 4\n\n"),  # a line where the data line would be
+    (TYPED, b"data: 3\nevent: b\n\n"),  # the lines the other way round
+    (TYPED, b"event: b\ndata: 3\ndata: 4\n\n"),  # two data lines
+    (TYPED, b"event: \ndata: 3\n\n"),  # an empty type
+    (TYPED, b"event:b\ndata:3\n\n"),  # no space after the colon
+    (TYPED, UNTYPED),  # the other usual shape
+    (TYPED, b"\n"),  # one more blank line
+    (UNTYPED, b"data: 3\n: c\n"),
+    (UNTYPED, b"id: 4\n\n"),
+    (UNTYPED, b"event: b\ndata: 3\n\n"),
+    (UNTYPED, b"retry: 5\n\n"),
+])
+def test_a_run_of_usual_events_with_one_of_another_shape(run: bytes, odd: bytes) -> None:
+    body = run * 3 + odd + run * 3
+    expected = Reference().run(body)
+    for chunks in ([body], cut(body, range(0, len(body), 64)), bytewise(body)):
+        events, diagnostics = decode(chunks)
+        assert as_tuples(events) == expected.events
+        assert diagnostics == []
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), runs(), LIMITS)
+def test_runs_of_usual_events_in_any_chunking(
+    data: st.DataObject, body: bytes, limits: dict[str, int]
+) -> None:
+    """However the body is cut, and after every chunk, the events and the findings are those of
+    the plain reading of the rules."""
+    reference = partial(Reference, limits.get("max_line_bytes", 1 << 20),
+                        limits.get("max_event_bytes", 8 << 20))
+    expected = reference().run(body)
+    chunks = data.draw(st.one_of(awkward_chunkings(body), chunkings(body)))
+    decoder = SSEDecoder(**limits)
+    fed, events = b"", []
+    for chunk in chunks:
+        events += decoder.feed(chunk)
+        fed += chunk
+        assert as_tuples(events) == reference().run(fed).events
+    events += decoder.close()
+    assert as_tuples(events) == expected.events
+    assert [(d.rule, d.line, d.severity) for d in decoder.diagnostics] == expected.diagnostics
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.one_of(runs(), bodies()), LIMITS)
+def test_taking_whole_data_gives_what_feeding_it_gives(
+    data: st.DataObject, body: bytes, limits: dict[str, int]
+) -> None:
+    """Whatever `whole_data` hands out is exactly the one event `feed` would have dispatched,
+    and taking it leaves the decoder where feeding it would have."""
+    chunks = data.draw(st.sampled_from([at_blank_lines(body), data.draw(chunkings(body))]))
+    events, diagnostics = decode(chunks, **limits)
+    taken, taken_diagnostics = decode_taking_data(chunks, **limits)
+    assert without_id_and_retry(taken) == without_id_and_retry(events)
+    assert taken_diagnostics == diagnostics
+
+
+def test_whole_data_takes_one_data_line_between_events() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(FIRST) == [ev("0", "s")]
+    assert decoder.whole_data(b"data: 1\n\n") == b"1"
+    assert decoder.took_whole_data() == 4
+    for chunk in (b"data: 1\r\n\r\n", b"data: 1\ndata: 2\n\n", b"data: 1\r\n\n", b"data: 1\n"):
+        assert decoder.whole_data(chunk) is None
+    assert decoder.feed(b"data: 2\n\n") == [ev("2", line=6)]
 
 
 # -- against httpx-sse -----------------------------------------------------------------------

@@ -5,17 +5,21 @@ browsers and SDKs do: a looser or stricter reading would make our verdicts disag
 clients actually see.
 
 This is the hot path of every client, so the common case costs a few C-level calls per chunk
-rather than Python work per byte or per line: a chunk's complete lines are decoded in one call and
-cut on blank lines in one call, and a piece of the usual shape (``event:`` then ``data:``, or
-``data:`` alone) becomes an event without being cut into lines. Anything else (comments, ``id:``,
-several ``data:`` lines, mixed line ends, invalid UTF-8, a line or an event near a limit) goes line
-by line through ``_field`` and ``_blank``, which hold the rules proper. Whatever the chunking, the
-events and the diagnostics are the same.
+rather than Python work per byte or per line: a chunk in which no event ends is held as it came;
+the bytes up to the last blank line, of the chunks held and the one that ends an event, are
+decoded in one call and cut in one call; a run of events of the usual shapes (``event:`` then
+``data:``, or ``data:`` alone) is taken apart as columns, in a few calls for the whole run, and an
+event of a usual shape among others without being cut into lines. Anything else (comments,
+``id:``, several ``data:`` lines, mixed line ends, invalid UTF-8, a line or an event near a limit)
+goes line by line through ``_field`` and ``_blank``, which hold the rules proper. Whatever the
+chunking, the events and the diagnostics are the same.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import repeat
 from typing import Any
 
 from .diagnostics import Diagnostic, Severity
@@ -23,6 +27,7 @@ from .diagnostics import Diagnostic, Severity
 __all__ = ["Fields", "SSEDecoder", "SSEEvent"]
 
 _BOM = b"\xef\xbb\xbf"
+_LINE_END = b"\r\n"
 # A larger chunk is fed in slices of this size, so that the work on one slice (decoding, cutting)
 # never holds much more than a slice.
 _SLICE = 1 << 16
@@ -74,6 +79,40 @@ def _split(text: str, crlf: bool) -> list[str]:
     if crlf:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text.split("\n")
+
+
+def _columns(lines: list[str]) -> tuple[Iterable[str], list[str], int] | None:
+    """The types and the data of events that all have one of the usual shapes, ``event:`` then
+    ``data:`` or ``data:`` alone, and how many lines each takes with its blank line; else None.
+
+    ``lines`` are the events' lines but for the last blank line, cut at LF from text with no
+    CR. A line holds no LF, so joining the lines of one kind with LF and cutting on LF and the
+    field's name gives one value per line, and as many as there are events only if every such
+    line has that field.
+    """
+    if lines[0][:7] == "event: ":
+        count, left = divmod(len(lines) + 1, 3)
+        if left or any(lines[2::3]):
+            return None
+        types = "\n".join(lines[::3])[7:].split("\nevent: ")
+        data = "\n".join(lines[1::3])
+        if len(types) != count or data[:6] != "data: ":
+            return None
+        values = data[6:].split("\ndata: ")
+        if len(values) != count:
+            return None
+        if "" in types:
+            types = [kind or "message" for kind in types]
+        return types, values, 3
+    if lines[0][:6] == "data: ":
+        count, left = divmod(len(lines) + 1, 2)
+        if left or any(lines[1::2]):
+            return None
+        values = "\n".join(lines[::2])[6:].split("\ndata: ")
+        if len(values) != count:
+            return None
+        return repeat("message"), values, 2
+    return None
 
 
 class SSEDecoder:
@@ -128,33 +167,16 @@ class SSEDecoder:
         events apart at once, which is cheaper than building objects it does not keep."""
         if type(data) is not bytes:
             data = bytes(data)
-        tail = self._tail
-        if (
-            self._deferred
-            and b"\n\n" not in data
-            and data[:1] != b"\n"
-            and b"\r" not in data
-            and self._tail_len + len(data) <= self._hold_max
-        ):
-            # Small chunks: most end no event, and are held as they are (see below).
-            if data:
-                tail.append(data)
-                self._tail_len += len(data)
-            return []
         if self._irregular:
             return self._feed_split(data)
+        # In a regular state: take apart the bytes up to the last blank line, and hold what
+        # follows it, in which no event ends, until a chunk ends one. Each event is then taken
+        # apart whole, however the body is cut; a chunk that ends none costs an append. (That an
+        # int is in bytes is one memchr; that bytes are, ten times that.)
+        tail = self._tail
         if not tail and data[-1:] == b"\n" and len(data) <= self._fast_max:
-            # Complete lines, as a server that flushes every event sends them.
-            try:
-                text = data.decode()
-            except UnicodeDecodeError:
-                return self._checked(data)
-            return self._text(text, "\r" in text)
-        if b"\r" not in data and (self._deferred or not tail):
-            # LF line ends, in a regular state: take apart the bytes up to the last blank line,
-            # and hold what follows it, in which no event ends, until a chunk ends one. Each
-            # event is then taken apart whole, however the body is cut; a chunk that ends none
-            # costs an append.
+            return self._region(data, 13 in data)  # complete lines, as servers flush each event
+        if 13 not in data:  # LF line ends
             last = data.rfind(b"\n\n")
             if last >= 0:
                 cut = last + 2
@@ -162,30 +184,49 @@ class SSEDecoder:
                 cut = 1  # a blank line, after the line end that came last
             else:
                 cut = 0
-            held = self._tail_len
-            if cut == 0 and held + len(data) <= self._hold_max:
+        else:
+            # CRs end lines too, alone or before an LF. A blank line is a line end after
+            # another: in any line ends, one of three pairs, in the chunk or across the last
+            # byte taken apart or held (a line end when none is held). The usual blank line of
+            # CRLF bodies is the one place to cut at.
+            last = data.rfind(b"\r\n\r\n")
+            after = last + 3 if last >= 0 else 0
+            if (
+                data.find(b"\n\r", after) >= 0
+                or data.find(b"\r\r", after) >= 0
+                or data.find(b"\n\n", after) >= 0
+            ):
+                cut = -1
+            elif last >= 0:
+                cut = last + 4
+            elif data[0] in _LINE_END and (not tail or tail[-1][-1] in _LINE_END):
+                cut = -1
+            else:
+                cut = 0
+        if cut == 0:
+            held = self._tail_len + len(data)
+            if held <= self._hold_max:
                 if data:
                     tail.append(data)
-                    self._tail_len = held + len(data)
+                    self._tail_len = held
                     self._deferred = True
                 return []
+        elif cut > 0:
             rest = len(data) - cut
-            if cut and held + cut <= self._fast_max and rest <= self._hold_max:
+            if self._tail_len + cut <= self._fast_max and rest <= self._hold_max:
                 if rest:
                     region = data[:cut]
                     data = data[cut:]
+                    self._tail = [data]
                 else:
-                    region, data = data, b""
+                    region = data
+                    self._tail = []
                 if tail:
                     tail.append(region)
                     region = b"".join(tail)
-                self._tail = [data] if data else []
                 self._tail_len = rest
-                self._deferred = bool(data)
-                try:
-                    return self._text(region.decode(), False)
-                except UnicodeDecodeError:
-                    return self._checked(region)
+                self._deferred = rest > 0
+                return self._region(region, 13 in region)
         if self._deferred:
             tail.append(data)
             data = b"".join(tail)
@@ -254,12 +295,13 @@ class SSEDecoder:
             return None
         return lines[0], lines[1][6:]
 
-    def took_whole_event(self) -> int:
+    def took_whole_event(self, lines: int = 3) -> int:
         """Account for the event ``whole_event`` found, whose first line the caller found to be
-        an ``event:`` line and which it took; returns the line the event starts on."""
+        an ``event:`` line and which it took; returns the line the event starts on. ``lines`` is
+        how many lines the event took, its blank line included (two for ``took_whole_data``)."""
         n = self._lines
-        self._lines = n + 3
-        self._start = n + 4
+        self._lines = n + lines
+        self._start = n + lines + 1
         self._retry = None
         return n + 1
 
@@ -278,18 +320,14 @@ class SSEDecoder:
         ):
             return None
         payload = data[6:-2]
-        if b"\n" in payload or b"\r" in payload:
+        if 10 in payload or 13 in payload:
             return None
         return payload
 
     def took_whole_data(self) -> int:
         """Account for the event ``whole_data`` found, which the caller took; returns the line
         the event starts on."""
-        n = self._lines
-        self._lines = n + 2
-        self._start = n + 3
-        self._retry = None
-        return n + 1
+        return self.took_whole_event(2)
 
     def _feed_split(self, data: bytes) -> list[Fields]:
         """Feed a chunk that continues or leaves an unterminated line, is large, or comes in an
@@ -339,12 +377,7 @@ class SSEDecoder:
         if rest:
             self._hold(rest)
         if len(data) <= self._fast_max:
-            try:
-                text = data.decode()
-            except UnicodeDecodeError:
-                pass
-            else:
-                return self._text(text, "\r" in text)
+            return self._region(data, 13 in data)
         return self._checked(data)
 
     def _hold(self, data: bytes) -> None:
@@ -402,18 +435,24 @@ class SSEDecoder:
     ) -> None:
         self.diagnostics.append(Diagnostic(rule, line, message, severity))
 
-    def _text(self, text: str, crlf: bool) -> list[Fields]:
-        """Apply complete lines that are valid UTF-8 and within every limit.
+    def _region(self, region: bytes, crlf: bool) -> list[Fields]:
+        """Apply complete lines within every limit: in a few calls when they are UTF-8, else one
+        by one (``_checked``).
 
-        With no CR in the text, lines end in LF; with CRs, the text is taken to end its lines in
-        CRLF throughout, as bodies do. A piece that ends any line otherwise fails the tests for
-        the usual shapes, which look for no other CR or LF, and goes through ``_apply``.
+        With no CR in the region (``crlf`` false), lines end in LF; with CRs, the region is
+        taken to end its lines in CRLF throughout, as bodies do. A piece that ends any line
+        otherwise fails the tests for the usual shapes, which look for no other CR or LF, and
+        goes through ``_apply``, which holds the rules.
         """
+        try:
+            text = region.decode()
+        except UnicodeDecodeError:
+            return self._checked(region)
         blank, data_line = ("\r\n\r\n", "\r\ndata: ") if crlf else ("\n\n", "\ndata: ")
         n = self._lines
         if n < self._start and text[:7] == "event: " and text.endswith(blank):
             # Servers flush every event, so the commonest chunk of all is one whole event in the
-            # shape the draft prescribes; the loop below would find it too, at a quarter more cost.
+            # shape the draft prescribes: it is taken apart here at the least cost.
             head, sep, data = text.partition(data_line)
             data = data[: -len(blank)]
             if (
@@ -427,64 +466,107 @@ class SSEDecoder:
                 self._lines = n + 3
                 self._start = n + 4
                 return [event]
-        pieces = text.split(blank)  # one piece per event, and after them the lines left open
-        rest = pieces.pop()
         events: list[Fields] = []
-        if pieces:
-            if n >= self._start:  # the first piece ends an event that began in an earlier chunk
-                first = pieces[0]
-                if (
-                    not self._data
-                    and not self._spoiled
-                    and first[:6] == "data: "
-                    and "\n" not in first
-                    and not (crlf and "\r" in first)
-                ):
-                    # Most often the chunk was cut inside the event's one data: line.
-                    kind = self._type or "message"
-                    events.append((kind, first[6:], self._id, self._retry, self._start))
-                    self._type = ""
-                    self._retry = None
-                    n += 2
-                else:
-                    n = self._apply(_split(first, crlf), n, events) + 1
-                    self._blank(n, events)
-                del pieces[0]
-            append = events.append
-            event_id = self._id
-            retry = self._retry
-            for piece in pieces:
-                if piece[:7] == "event: ":
-                    head, sep, data = piece.partition(data_line)
-                    if (
-                        sep
-                        and "\n" not in data
-                        and "\n" not in head
-                        and not (crlf and ("\r" in data or "\r" in head))
-                    ):
-                        append((head[7:] or "message", data, event_id, retry, n + 1))
-                        retry = None
-                        n += 3
-                        continue
-                elif piece[:6] == "data: " and "\n" not in piece and not (crlf and "\r" in piece):
-                    append(("message", piece[6:], event_id, retry, n + 1))
-                    retry = None
-                    n += 2
-                    continue
-                self._retry = retry
-                self._start = n + 1
-                n = self._apply(_split(piece, crlf), n, events) + 1
+        start = 0  # of the text not yet applied
+        if n >= self._start:  # the first lines end an event that began in an earlier chunk
+            start = text.find(blank)
+            if start < 0:
+                lines = _split(text, crlf)
+                lines.pop()
+                self._lines = self._apply(lines, n, events)
+                return events
+            first = text[:start]
+            start += len(blank)
+            if (
+                not self._data
+                and not self._spoiled
+                and first[:6] == "data: "
+                and "\n" not in first
+                and not (crlf and "\r" in first)
+            ):
+                # Most often the chunk was cut inside the event's one data: line.
+                kind = self._type or "message"
+                events.append((kind, first[6:], self._id, self._retry, self._start))
+                self._type = ""
+                self._retry = None
+                n += 2
+            else:
+                n = self._apply(_split(first, crlf), n, events) + 1
                 self._blank(n, events)
-                event_id = self._id
-                retry = self._retry
-            self._retry = retry
             self._start = n + 1
+        if crlf:
+            pieces = text.split(blank)  # one piece per event, and after them the lines left open
+            rest = pieces.pop()
+            if start:
+                del pieces[0]
+            if pieces:
+                n = self._pieces(pieces, crlf, n, events)
+        else:
+            end = text.rfind(blank, start)
+            if end < 0:
+                rest = text[start:]
+            else:  # events, each ending in a blank line, and after them the lines left open
+                rest = text[end + 2 :]
+                n = self._lf_events(text[start:end], n, events)
         if rest:
             lines = _split(rest, crlf)
             lines.pop()
             n = self._apply(lines, n, events)
         self._lines = n
         return events
+
+    def _lf_events(self, text: str, n: int, events: list[Fields]) -> int:
+        """Apply events in LF line ends that follow line ``n``, all their lines but the last
+        blank one; return its number. A run of the usual shapes is taken apart as columns."""
+        columns = _columns(text.split("\n"))
+        if columns is None:
+            return self._pieces(text.split("\n\n"), False, n, events)
+        types, data, step = columns
+        count = len(data)
+        retries: list[int | None] = [None] * count
+        retries[0] = self._retry
+        events += zip(types, data, repeat(self._id), retries, range(n + 1, n + step * count, step))
+        self._retry = None
+        n += step * count
+        self._start = n + 1
+        return n
+
+    def _pieces(self, pieces: list[str], crlf: bool, n: int, events: list[Fields]) -> int:
+        """Apply events that follow line ``n``, each as its lines but for its blank line; return
+        the number of the last blank line. One of a usual shape is taken whole, any other line
+        by line."""
+        eol = "\r\n" if crlf else "\n"
+        data_line = eol + "data: "
+        append = events.append
+        event_id = self._id
+        retry = self._retry
+        for piece in pieces:
+            if piece[:7] == "event: ":
+                head, sep, data = piece.partition(data_line)
+                if (
+                    sep
+                    and "\n" not in data
+                    and "\n" not in head
+                    and not (crlf and ("\r" in data or "\r" in head))
+                ):
+                    append((head[7:] or "message", data, event_id, retry, n + 1))
+                    retry = None
+                    n += 3
+                    continue
+            elif piece[:6] == "data: " and "\n" not in piece and not (crlf and "\r" in piece):
+                append(("message", piece[6:], event_id, retry, n + 1))
+                retry = None
+                n += 2
+                continue
+            self._retry = retry
+            self._start = n + 1
+            n = self._apply(_split(piece, crlf), n, events) + 1
+            self._blank(n, events)
+            event_id = self._id
+            retry = self._retry
+        self._retry = retry
+        self._start = n + 1
+        return n
 
     def _apply(self, lines: list[str], n: int, events: list[Fields]) -> int:
         """Apply the lines that follow line ``n``; return the number of the last one."""
@@ -498,7 +580,7 @@ class SSEDecoder:
 
     def _checked(self, region: bytes) -> list[Fields]:
         """Apply complete lines one by one, checking each for the limits and for UTF-8."""
-        if b"\r" in region:
+        if 13 in region:
             region = region.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = region.split(b"\n")
         lines.pop()
