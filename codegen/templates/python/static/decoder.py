@@ -163,9 +163,10 @@ class _Typed(NamedTuple):
     validator, which reports why, or, valid after all, built in pydantic's lax mode."""
     members: Mapping[str, int]
     """How many members every event of a type has, nested ones included, for the types whose
-    models have every field required: a text of one with no more colons than that, and those
-    within its strings (`Decoder._sound`), has no member name twice (D-DUPLICATE-KEYS) and
-    none that its model does not type."""
+    models have every field required and take no float (`_takes_no_float`): a text of one with
+    no more colons than that, and those within its strings (`Decoder._sound`), has no member
+    name twice (D-DUPLICATE-KEYS) and none that its model does not type, so no NaN, Infinity
+    or null, and nothing nested deeper than its models."""
 
 
 @cache
@@ -261,6 +262,7 @@ _NOT_STEADY: _Steady = ("", None)
 
 _UNPARSED: Any = object()
 """The data of an event that no path has parsed yet (JSON's null parses to None)."""
+
 
 class _Words(NamedTuple):
     """What `Decoder._sound` looks for in a text, as str or as bytes: colons; the start of
@@ -502,7 +504,7 @@ class Decoder:
                     and self._steady.get(event.index, _NOT_STEADY)[0] == kind
                 ):
                     if payload.count(b":") == typed.members.get(kind) or self._sound(
-                            payload, event, kind):  # `_sound`'s commonest case first
+                            payload, event, kind):  # `_Typed.members` settles the commonest
                         self._expected_seq = expected + 1
                         self._last_line = self._sse.took_whole_event()
                         return [event]
@@ -596,7 +598,7 @@ class Decoder:
                                 and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
                                 if data.count(":") == members.get(sse_type) or self._sound(
-                                        data, model, sse_type):  # `_sound`'s commonest case first
+                                        data, model, sse_type):  # `_Typed.members` settles the commonest
                                     expected += 1
                                     append(model)
                                     continue
