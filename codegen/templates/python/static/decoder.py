@@ -503,8 +503,9 @@ class Decoder:
                     and expected <= _SEQ_MAX
                     and self._steady.get(event.index, _NOT_STEADY)[0] == kind
                 ):
+                    # `_Typed.members` settles the commonest text
                     if payload.count(b":") == typed.members.get(kind) or self._sound(
-                            payload, event, kind):  # `_Typed.members` settles the commonest
+                            payload, event, kind):
                         self._expected_seq = expected + 1
                         self._last_line = self._sse.took_whole_event()
                         return [event]
@@ -597,8 +598,9 @@ class Decoder:
                                 and expected <= _SEQ_MAX
                                 and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
+                                # `_Typed.members` settles the commonest text
                                 if data.count(":") == members.get(sse_type) or self._sound(
-                                        data, model, sse_type):  # `_Typed.members` settles the commonest
+                                        data, model, sse_type):
                                     expected += 1
                                     append(model)
                                     continue
