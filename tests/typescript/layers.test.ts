@@ -41,6 +41,23 @@ describe("the SSE layer", () => {
         assert.deepEqual(found, []);
     });
 
+    it("reads lines ending in CRLF, LF and CR alike, mixed in one chunk, however it is cut", () => {
+        const cases: [string, [string, string, number][]][] = [
+            ["event: a\r\ndata: 1\r\n\r\ndata: 2\r\n\r\n", [["a", "1", 1], ["message", "2", 4]]],
+            ["data: 1\r\ndata: 2\n\r\nevent: b\r\ndata: 3\n\n", [["message", "1\n2", 1], ["b", "3", 4]]],
+            ["data: 1\r\rdata: 2\r\n\r\n", [["message", "1", 1], ["message", "2", 3]]],
+            ["event:\r\ndata:\r\n\r\ndata: \r\r\n\n", [["message", "", 1], ["message", "", 4]]],
+            ["data: a\r\n\ndata: b\n\r\n", [["message", "a", 1], ["message", "b", 3]]],
+        ];
+        for (const [body, expected] of cases) {
+            for (let cut = 0; cut <= body.length; cut++) {
+                const [events, found] = sse([body.slice(0, cut), body.slice(cut)]);
+                assert.deepEqual(events.map((e) => [e.type, e.data, e.line]), expected, `${JSON.stringify(body)} cut at ${cut}`);
+                assert.deepEqual(found, []);
+            }
+        }
+    });
+
     it("ignores an id holding NUL, and a retry that is not digits", () => {
         const [events] = sse(["id: a\0b\nretry: 1x\ndata: x\n\n"]);
         assert.deepEqual(events, [{ type: "message", data: "x", id: "", retry: null, line: 1 }]);

@@ -3,7 +3,8 @@
  *
  * The layers of the Python bindings, each its own module: SSE framing (`sse`), the JSON envelope
  * checked by the generated validators (`validators`), and the lifecycle state machine whose
- * tables come from the registry (`lifecycle`). The verdict is the Python decoder's, rule for
+ * tables come from the registry (`lifecycle`); texts of a shape seen before are read without
+ * the JSON parser (`shapes`). The verdict is the Python decoder's, rule for
  * rule and line for line: the two are held to each other on every example of the spec and on
  * mutated ones. `feed()` takes whatever bytes arrived and returns the events they completed;
  * `stream()` does the same for a `ReadableStream`, such as the body of a `fetch` response.
@@ -14,6 +15,7 @@ import { duplicateName, isObject, JSONLimitError, jsonEqual, loads, member } fro
 import * as life from "./lifecycle.js";
 import { severity } from "./rules.js";
 import { Sha256 } from "./sha256.js";
+import { isShaped, learnShape, readShape } from "./shapes.js";
 import { SSEDecoder, type SSEEvent } from "./sse.js";
 import type { DecodedEvent } from "./types.js";
 import { EVENT_CHECKS, isValidEnvelope, isValidEvent, validateEnvelope, validateEvent } from "./validators.js";
@@ -71,11 +73,21 @@ const STEADY_KINDS: ReadonlySet<string> = new Set(
 
 const NOT_PARSED = Symbol("not parsed");
 
+/** How many texts one decoder learns shapes from at most: learning one costs more than parsing
+ * it, and a stream whose events keep taking new shapes would otherwise learn at every event. */
+const LEARNED_SHAPES = 16;
+
 /** The event types a client may act on, returned only when every check of them passed (decision
  * D-TOOL-CALL-CHECKS). */
 const CALLS: ReadonlySet<string> = new Set(
     [...life.FIELD_CHECKS].filter(([, checks]) => checks.some(([check]) => check === "declared-tool"))
         .map(([kind]) => kind),
+);
+
+/** The json-text checks, each with what the shapes of its field's texts are learned as. */
+const JSON_TEXT: ReadonlyMap<FieldCheck, string> = new Map(
+    [...life.FIELD_CHECKS].flatMap(([kind, checks]) => checks.filter(([check]) => check === "json-text")
+        .map((entry): [FieldCheck, string] => [entry, `${kind} ${entry[1]}`])),
 );
 
 /** Field checks that compare an event with the one before, run only with the lifecycle. */
@@ -135,7 +147,8 @@ class Joining {
     constructor(
         readonly kind: string,
         readonly of: life.Fragments,
-        readonly carried: ReadonlyMap<string, unknown>,
+        /** The value of each of `of.carries` in the first fragment. */
+        readonly carried: readonly unknown[],
     ) {}
 
     add(fragment: unknown): void {
@@ -171,6 +184,17 @@ class Joining {
  * schema are reported and not returned.
  */
 export class Decoder {
+    /**
+     * A decoder and a join that live as long as the module. V8 forgets the optimized code of the
+     * decoder's methods at a full collection in which no object of a class they use is alive,
+     * because the hidden classes that code was made for die with the last such object; a
+     * program that decodes stream after stream, with collections between them, would compile
+     * those methods again after each. These keep the hidden classes alive.
+     */
+    private static readonly residents: readonly object[] = [
+        new Decoder(), new Joining("", { event: "", field: "", carries: [], unlessStopReason: null, rule: "" }, []),
+    ];
+
     readonly diagnostics: Diagnostic[] = [];
     readonly strict: boolean;
     readonly tools: ReadonlySet<string> | null;
@@ -180,8 +204,6 @@ export class Decoder {
     private readonly errors: (instance: unknown) => SchemaError[];
     private readonly validates: boolean;
     private readonly sse: SSEDecoder;
-    /** The SSE events of the chunk at hand, one array for every chunk. */
-    private readonly sseEvents: SSEEvent[] = [];
     private state = life.STREAM_INITIAL;
     private first = true;
     private expectedSeq = 0;
@@ -213,6 +235,8 @@ export class Decoder {
     private readonly steady = new Map<number, Steady>();
     private failed = false;
     private closed = false;
+    /** How many more texts this decoder may learn a shape from (`learnShape`). */
+    private learning = LEARNED_SHAPES;
 
     constructor(options: DecoderOptions = {}) {
         this.strict = options.strict ?? false;
@@ -234,9 +258,7 @@ export class Decoder {
         if (this.closed) {
             throw new Error("feed() after close()");
         }
-        const sseEvents = this.sseEvents;
-        sseEvents.length = 0;
-        return this.events(this.sse.feed(chunk, sseEvents));
+        return this.events(this.sse.feed(chunk));
     }
 
     /** End of body: report an unfinished stream and return any last events. */
@@ -313,11 +335,13 @@ export class Decoder {
     }
 
     /**
-     * The hot loop. A valid event that continues an open block in the expected order changes
-     * nothing but the next seq, so it skips the general path: `steady` maps the index of each
-     * such block to what its events are. Its envelope is checked inline: v is the version, and
-     * seq is the next seq, which makes it an integer in range so long as that is above 1 and at
-     * most the largest.
+     * The hot loop. An event's text of a shape seen before is read without the JSON parser
+     * (`readShape`), and is then known to be within the limits and to write no member name
+     * twice; any other is parsed, and its shape learned. A valid event that continues an open
+     * block in the expected order changes nothing but the next seq, so it skips the general
+     * path: `steady` maps the index of each such block to what its events are. Its envelope is
+     * checked inline: v is the version, and seq is the next seq, which makes it an integer in
+     * range so long as that is above 1 and at most the largest.
      */
     private events(sseEvents: readonly SSEEvent[]): DecodedEvent[] {
         const out: DecodedEvent[] = [];
@@ -330,11 +354,20 @@ export class Decoder {
                     this.drainSSE(line);
                 }
                 let parsed: unknown = NOT_PARSED;
+                let sound = false;
                 if (this.pending === null) {
-                    try {
-                        parsed = loads(data);
-                    } catch {
-                        // the general path says why
+                    parsed = readShape(type, data) ?? NOT_PARSED;
+                    sound = parsed !== NOT_PARSED;
+                    if (!sound) {
+                        try {
+                            parsed = loads(data);
+                        } catch {
+                            // the general path says why
+                        }
+                        if (this.learning > 0 && isObject(parsed) && life.PLACES.has(type)) {
+                            this.learning -= 1;
+                            learnShape(type, data);
+                        }
                     }
                     const event = parsed as Json;
                     const steady = steadyBlocks.size > 0 && typeof parsed === "object" && parsed !== null
@@ -343,7 +376,7 @@ export class Decoder {
                         const expected = this.expectedSeq;
                         if (steady.kind === type && event.type === type && event.seq === expected
                             && event.v === life.ENVELOPE_VERSION && expected > 1 && expected <= life.SEQ_MAX
-                            && (steady.check === null || steady.check(event)) && duplicateName(data, event) === null) {
+                            && (steady.check === null || steady.check(event)) && (sound || duplicateName(data, event) === null)) {
                             this.expectedSeq = expected + 1;
                             steady.joining?.add(member(event, steady.joining.of.field));
                             out.push(event as DecodedEvent);
@@ -351,7 +384,7 @@ export class Decoder {
                         }
                     }
                 }
-                const event = this.general(type, data, line, parsed);
+                const event = this.general(type, data, line, parsed, sound);
                 if (event !== null) {
                     out.push(event);
                 }
@@ -368,8 +401,8 @@ export class Decoder {
         return out;
     }
 
-    private general(sseType: string, data: string, line: number, parsed: unknown): DecodedEvent | null {
-        const obj = this.parse(data, line, parsed);
+    private general(sseType: string, data: string, line: number, parsed: unknown, sound: boolean): DecodedEvent | null {
+        const obj = this.parse(data, line, parsed, sound);
         const kind = obj === null ? undefined : obj.type;
         if (typeof kind !== "string") {
             this.unplaced(sseType);
@@ -379,7 +412,7 @@ export class Decoder {
         }
         const before = this.diagnostics.length;
         const event = this.event(obj, sseType, line);
-        if (event !== null && typeof kind === "string" && CALLS.has(kind)
+        if (event !== null && this.diagnostics.length > before && typeof kind === "string" && CALLS.has(kind)
             && this.diagnostics.slice(before).some((d) => d.severity === "error")) {
             return null; // a tool call a check refused is not one to make
         }
@@ -397,7 +430,7 @@ export class Decoder {
     }
 
     /** The event's JSON object, joining an envelope split across two events (LS-SSE-3). */
-    private parse(data: string, line: number, parsed: unknown): Json | null {
+    private parse(data: string, line: number, parsed: unknown, sound: boolean): Json | null {
         let obj = parsed;
         if (obj === NOT_PARSED) {
             try {
@@ -440,7 +473,7 @@ export class Decoder {
             this.report("LS-SSE-2", line, `data must be one JSON object, got ${jsonKind(obj)}`);
             return null;
         }
-        return this.unique(data, obj, line);
+        return sound ? obj : this.unique(data, obj, line);
     }
 
     /** The object, unless a member name is written twice in it (decision D-DUPLICATE-KEYS). */
@@ -663,11 +696,11 @@ export class Decoder {
         }
         let joining = this.joining.get(index);
         if (joining === undefined) {
-            const missing = fragments.carries.filter((name) => member(obj, name) == null);
-            if (missing.length > 0) {
+            const carried = fragments.carries.map((name) => member(obj, name));
+            if (carried.some((value) => value == null)) {
+                const missing = fragments.carries.filter((_, i) => carried[i] == null);
                 this.report(fragments.rule, line, `the first ${kind} of block ${index} carries no ${missing.join(" and no ")}`);
             }
-            const carried = new Map(fragments.carries.map((name) => [name, member(obj, name)]));
             joining = new Joining(kind, fragments, carried);
             this.joining.set(index, joining);
         }
@@ -687,7 +720,9 @@ export class Decoder {
         if (!joining.addsUpTo(member(obj, field))) {
             this.report(rule, line, `${kind} ${field} is not its ${joining.kind} fragments joined in order`);
         }
-        for (const [name, carried] of joining.carried) {
+        for (let i = 0; i < joining.carried.length; i++) {
+            const name = joining.of.carries[i];
+            const carried = joining.carried[i];
             const value = member(obj, name);
             if (typeof carried === "string" && value !== carried) {
                 this.report(rule, line, `${kind} ${name} is ${quoted(value)}, but its ${joining.kind} `
@@ -712,11 +747,17 @@ export class Decoder {
     private fieldCheck(entry: FieldCheck, kind: string, value: unknown, line: number): void {
         const [check, field, rule] = entry;
         if (check === "json-text") {
-            if (typeof value === "string") {
+            const of = JSON_TEXT.get(entry) as string;
+            if (typeof value === "string" && !isShaped(of, value)) {
                 try {
                     loads(value);
                 } catch {
                     this.report(rule, line, `${kind} ${field} is not JSON text`);
+                    return;
+                }
+                if (this.learning > 0) {
+                    this.learning -= 1;
+                    learnShape(of, value);
                 }
             }
         } else if (check === "unique") {
@@ -756,11 +797,15 @@ export class Decoder {
 
     private atEnd(line: number): void {
         if (!(this.failed && life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED)) {
-            for (const index of [...this.blocks.keys()].sort((a, b) => a - b)) {
-                const rule = life.BLOCK_UNFINISHED.get(this.blocks.get(index) as string);
-                if (rule !== undefined) {
-                    this.report(rule, line, `block ${index} was never closed by content.stop`);
+            const unfinished: number[] = []; // sorted, few as they are, rather than every block
+            for (const [index, state] of this.blocks) {
+                if (life.BLOCK_UNFINISHED.has(state)) {
+                    unfinished.push(index);
                 }
+            }
+            for (const index of unfinished.sort((a, b) => a - b)) {
+                const rule = life.BLOCK_UNFINISHED.get(this.blocks.get(index) as string) as string;
+                this.report(rule, line, `block ${index} was never closed by content.stop`);
             }
         }
         for (const [kind, [minimum, rule]] of life.EXPECTED) {
@@ -784,3 +829,4 @@ export class Decoder {
         }
     }
 }
+

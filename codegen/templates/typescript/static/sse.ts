@@ -44,7 +44,16 @@ const EMPTY = new Uint8Array(0);
 /** Lines of at least this many bytes are long text for decoding (`SSEDecoder.decode`). */
 const LONG = 1024;
 
+/** A CR that is not the start of a CRLF. */
+const LONE_CR = /\r(?!\n)/;
+
 const strict = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+/** ICU's converter, used only as a stream (see `SSEDecoder.decode`), and made when first
+ * needed. Every decoder shares it: it is given complete lines only, which end on a character
+ * boundary, so it holds nothing back from one call to the next. */
+let streaming: TextDecoder | null = null;
+/** The last long run of lines that a decoder read as text was ASCII. */
+let lastLongWasAscii = true;
 const lenient = new TextDecoder("utf-8", { ignoreBOM: true });
 const encoder = new TextEncoder();
 
@@ -55,11 +64,54 @@ function concat(one: Uint8Array, two: Uint8Array): Uint8Array {
     return joined;
 }
 
+/** The last index of `byte` in `bytes` at or after `from`, or -1: a loop, which costs less than
+ * a typed array's search (and the view that would need) when `byte` is near the end or the
+ * bytes are few, as they are where this looks. */
+function lastIndex(bytes: Uint8Array, byte: number, from: number): number {
+    for (let i = bytes.length - 1; i >= from; i--) {
+        if (bytes[i] === byte) {
+            return i;
+        }
+    }
+    return -1;
+}
+
 /** The first line end (LF or CR) at or after `from`, or -1. */
 function lineEnd(bytes: Uint8Array, from: number): number {
     const lf = bytes.indexOf(LF, from);
     const cr = bytes.subarray(from, lf < 0 ? bytes.length : lf).indexOf(CR);
     return cr < 0 ? lf : from + cr;
+}
+
+/** Event types read before, each kept as one string, at most `TYPES_KEPT` of them and none
+ * longer than `TYPE_KEPT_LENGTH`, so that what is kept stays small whatever a stream sends. */
+const types: string[] = [];
+const TYPES_KEPT = 16;
+const TYPE_KEPT_LENGTH = 64;
+let typesReplaced = 0;
+
+/** The event type written in `text` from `from` to `end`: the string it was read as before,
+ * when it was, so that the layers after compare it and look it up as the same string, its hash
+ * computed once, rather than as a copy of it each time. */
+function typeAt(text: string, from: number, end: number): string {
+    const length = end - from;
+    for (let i = 0; i < types.length; i++) {
+        const type = types[i];
+        if (type.length === length && text.startsWith(type, from)) {
+            return type;
+        }
+    }
+    if (length > TYPE_KEPT_LENGTH) {
+        return text.slice(from, end);
+    }
+    // A copy of its own: a part of the text would keep the whole text alive with it.
+    const type = JSON.parse(JSON.stringify(text.slice(from, end))) as string;
+    if (types.length < TYPES_KEPT) {
+        types.push(type);
+    } else {
+        types[typesReplaced++ % TYPES_KEPT] = type;
+    }
+    return type;
 }
 
 function utf8Length(text: string): number {
@@ -113,11 +165,6 @@ export class SSEDecoder {
     private start = 1;
     /** The current event lost a line to a limit and will be dropped. */
     private spoiled = false;
-    /** The last long run of lines read as text was ASCII. */
-    private ascii = true;
-    /** Used only as a stream (see `decode`), and made when first needed: a short stream never
-     * needs the converter it holds. */
-    private streaming: TextDecoder | null = null;
 
     constructor(limits: SSELimits = {}) {
         this.maxLine = limits.maxLineBytes ?? 1 << 20;
@@ -134,6 +181,10 @@ export class SSEDecoder {
         if (this.head === null && !this.skipLF && this.overlong < 0 && this.held === 0
             && chunk[chunk.length - 1] === LF && chunk.length <= SLICE) {
             this.apply(chunk, events); // the commonest chunk: whole lines
+            return events;
+        }
+        if (chunk.length <= SLICE) {
+            this.feedSlice(chunk, events);
             return events;
         }
         for (let at = 0; at < chunk.length; at += SLICE) {
@@ -195,10 +246,10 @@ export class SSEDecoder {
         if (this.overlong >= 0) {
             data = this.skipOverlong(data);
         }
-        let end = data.lastIndexOf(LF);
-        const cr = data.subarray(end + 1).lastIndexOf(CR); // a CR before the last LF ends no later line
+        let end = lastIndex(data, LF, 0);
+        const cr = lastIndex(data, CR, end + 1); // a CR before the last LF ends no later line
         if (cr >= 0) {
-            end += cr + 1;
+            end = cr;
         }
         if (end < 0) {
             if (data.length > 0) {
@@ -206,20 +257,22 @@ export class SSEDecoder {
             }
             return;
         }
-        const rest = data.subarray(end + 1);
-        let region = data.subarray(0, end + 1);
-        if (rest.length === 0 && data[end] === CR) {
+        let region = end + 1 === data.length ? data : data.subarray(0, end + 1);
+        if (end + 1 === data.length && data[end] === CR) {
             this.skipLF = true;
         }
-        let now = region.length;
-        if (region.indexOf(CR) < 0) {
-            now = this.eventEnd(region);
-            if (this.held + region.length - now > SLICE) {
-                now = region.length;
-            }
+        // The lines after the last blank line wait for the rest of their event, unless one holds
+        // a CR or they are many. A blank line written with LFs ends an event however the lines
+        // before it end, so only the lines held need to be free of CR (the lines read now may
+        // hold one: searching them for it would cost more than reading them).
+        let now = this.eventEnd(region);
+        if (this.held + region.length - now > SLICE || lastIndex(region, CR, now) >= 0) {
+            now = region.length;
         }
-        const later = region.subarray(now);
-        region = region.subarray(0, now);
+        const later = now === region.length ? EMPTY : region.subarray(now);
+        if (now < region.length) {
+            region = region.subarray(0, now);
+        }
         if (region.length > 0) {
             if (this.held > 0) {
                 // The lines held back are read with those of this chunk.
@@ -237,18 +290,25 @@ export class SSEDecoder {
             this.append(later);
             this.pending = this.held;
         }
-        if (rest.length > 0) {
-            this.hold(rest, events);
+        if (end + 1 < data.length) {
+            this.hold(data.subarray(end + 1), events);
         }
     }
 
-    /** Where the lines of `region` (complete, with no CR) that finish an event end: just after
-     * the LF of its last blank line, or 0 when it has none. */
+    /** Where the lines of `region` (complete) that finish an event end: just after the LF of
+     * its last blank line written with LFs, or 0 when it has none; the region's end when a line
+     * after that one ends with CRLF, since no line with a CR is held. */
     private eventEnd(region: Uint8Array): number {
-        for (let i = region.length - 1; i >= 0; i = i > 0 ? region.lastIndexOf(LF, i - 1) : -1) {
+        for (let i = region.length - 1; i >= 0; i--) {
+            if (region[i] !== LF) {
+                continue;
+            }
             // Before the region is a line end, or the start of the body, unless a line is held.
             if (i > 0 ? region[i - 1] === LF : this.held === this.pending) {
                 return i + 1;
+            }
+            if (i > 0 && region[i - 1] === CR) {
+                return region.length;
             }
         }
         return 0;
@@ -281,27 +341,28 @@ export class SSEDecoder {
      * Complete lines as text, or null when they are not UTF-8. Node has two UTF-8 decoders: the
      * one-call path, fastest on ASCII and on short text, and ICU's, used for a stream, twice as
      * fast on long text that is not ASCII. Complete lines end on a character boundary, so both
-     * give the same text; a long run of lines takes the one that suited the last long run.
+     * give the same text; a long run of lines takes the one that suited the last long run that
+     * any decoder read, so that each of many short streams starts with the right one.
      */
     private decode(region: Uint8Array): string | null {
         const long = region.length >= LONG;
-        const stream = long && !this.ascii;
+        const stream = long && !lastLongWasAscii;
         let text: string;
         try {
             if (stream) {
-                this.streaming ??= new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
-                text = this.streaming.decode(region, { stream: true });
+                streaming ??= new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+                text = streaming.decode(region, { stream: true });
             } else {
                 text = strict.decode(region);
             }
         } catch {
             if (stream) {
-                this.streaming = null;
+                streaming = null;
             }
             return null;
         }
         if (long) {
-            this.ascii = text.length === region.length;
+            lastLongWasAscii = text.length === region.length;
         }
         return text;
     }
@@ -374,38 +435,50 @@ export class SSEDecoder {
      * `event:` line and one `data:` line (or the `data:` line alone), is taken whole.
      */
     private text(text: string, events: SSEEvent[]): void {
+        // Lines that end with CRLF are read in place; a CR alone is a line end too, and then
+        // every line end is made an LF first.
+        let crlf = false;
         if (text.includes("\r")) {
-            text = text.replace(/\r\n?/g, "\n");
+            if (LONE_CR.test(text)) {
+                text = text.replace(/\r\n?/g, "\n");
+            } else {
+                crlf = true;
+            }
         }
         let n = this.lines;
         let at = 0;
         while (at < text.length) {
             const end = text.indexOf("\n", at);
+            const stop = crlf && end > at && text.charCodeAt(end - 1) === CR ? end - 1 : end;
             if (n + 1 === this.start) {
                 // Between events: the usual shapes skip the buffers.
                 let type = "message";
                 let dataAt = at;
                 let dataEnd = end;
+                let dataStop = stop;
                 if (text.startsWith("event: ", at)) {
-                    type = text.slice(at + 7, end) || "message";
+                    type = stop === at + 7 ? "message" : typeAt(text, at + 7, stop);
                     dataAt = end + 1;
                     dataEnd = text.indexOf("\n", dataAt);
+                    dataStop = crlf && dataEnd > dataAt && text.charCodeAt(dataEnd - 1) === CR ? dataEnd - 1 : dataEnd;
                 }
-                if (text.startsWith("data: ", dataAt) && text.charCodeAt(dataEnd + 1) === LF) {
-                    const data = text.slice(dataAt + 6, dataEnd);
+                const blank = text.charCodeAt(dataEnd + 1) === LF ? 1
+                    : crlf && text.charCodeAt(dataEnd + 1) === CR && text.charCodeAt(dataEnd + 2) === LF ? 2 : 0;
+                if (blank > 0 && text.startsWith("data: ", dataAt)) {
+                    const data = text.slice(dataAt + 6, dataStop);
                     events.push({ type, data, id: this.id, retry: this.retry, line: n + 1 });
                     this.retry = null;
                     n += dataAt === at ? 2 : 3;
                     this.start = n + 1;
-                    at = dataEnd + 2;
+                    at = dataEnd + 1 + blank;
                     continue;
                 }
             }
             n += 1;
-            if (end === at) {
+            if (stop === at) {
                 this.blank(n, events);
             } else {
-                this.field(text.slice(at, end), n);
+                this.field(text.slice(at, stop), n);
             }
             at = end + 1;
         }
