@@ -266,13 +266,90 @@ def test_json_past_a_limit_is_named_by_its_rule() -> None:
     '"delta":{"text":"hello","text":"evil"}}',
     '{"v":"1.0","seq":2,"type":"content.delta","index":0,"role":"assistant",'
     '"delta":{"text":"a"},"x":{"q\\u0022":1,"q\\"":2}}',
-], ids=["type", "nested", "escaped"])
+    # a colon escaped within the text stands in for the colon of the member written twice
+    '{"v":"1.0","seq":2,"type":"content.delta","index":0,"role":"assistant",'
+    '"role":"assistant","delta":{"text":"\\u003a"}}',
+], ids=["type", "nested", "escaped", "colon escaped"])
 def test_a_member_name_written_twice_is_refused(options: dict[str, Any], data: str) -> None:
     body = start() + delta(1) + f"event: content.delta\ndata: {data}\n\n" + delta(3)
     body += stop(4) + usage(5) + end(6)
     events, found = decode_everywhere(body, **options)
     assert rules(found) == ["LS-SSE-6"]
     assert seqs(events) == [0, 1, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("options", MODES, ids=["typed", "raw", "fast"])
+@pytest.mark.parametrize("arguments", ['{\\"a\\u003a\\":1}', '{\\"a\\u003A\\":1}'])
+def test_a_tool_call_that_writes_a_name_twice_is_refused_whatever_its_arguments_hold(
+        options: dict[str, Any], arguments: str) -> None:
+    """A tool call's arguments hold colons, which the decoder counts to rule out a member name
+    written twice; one escaped within them must not stand in for the colon of a member."""
+    data = ('{"v":"1.0","seq":1,"type":"tool.call","index":0,"id":"c1","name":"get_weather",'
+            f'"arguments":"{arguments}","id":"c2"}}')
+    assert json.loads(json.loads(data)["arguments"]) == {"a:": 1}
+    body = start() + f"event: tool.call\ndata: {data}\n\n" + call(2, index=1)
+    body += stop(3, reason="tool_use") + stop(4, index=1, reason="tool_use") + usage(5) + end(6)
+    events, found = decode_everywhere(body, **options)
+    assert rules(found) == ["LS-SSE-6"]
+    assert seqs(events) == [0, 2, 3, 4, 5, 6]
+
+
+@pytest.mark.parametrize("options", MODES, ids=["typed", "raw", "fast"])
+@pytest.mark.parametrize("extra", ['"x":NaN', '"x":[-Infinity]', '"x":{"q":Infinity}'])
+def test_a_tool_call_with_a_number_json_has_not_is_refused(options: dict[str, Any],
+                                                          extra: str) -> None:
+    """A tool call's model types every member its schema names, so a text of just those is
+    taken without looking for NaN or Infinity; one with a member more is looked at."""
+    data = ('{"v":"1.0","seq":1,"type":"tool.call","index":0,"id":"c1","name":"get_weather",'
+            f'"arguments":"{{\\"city\\":\\"Vienna\\"}}",{extra}}}')
+    body = start() + f"event: tool.call\ndata: {data}\n\n" + call(2, index=1)
+    body += stop(3, reason="tool_use") + stop(4, index=1, reason="tool_use") + usage(5) + end(6)
+    events, found = decode_everywhere(body, **options)
+    assert rules(found) == ["LS-SSE-2"]
+    assert seqs(events) == [0, 2, 3, 4, 5, 6]
+
+
+def test_only_models_that_take_no_float_are_trusted_by_their_members() -> None:
+    """`_Typed.members` lets a typed text of just the members every event of its type has skip
+    the search for NaN and Infinity: only models that no float slips through qualify."""
+    from typing import Literal
+
+    from pydantic import BaseModel
+
+    from llm_stream.decoder import _takes_no_float, _typed_tables
+
+    class Inner(BaseModel):
+        text: str
+
+    class Plain(BaseModel):
+        v: Literal["1.0"]
+        seq: int
+        flag: bool
+        inner: Inner
+
+    class Number(BaseModel):
+        inner: Inner
+        score: float
+
+    class Loose(BaseModel):
+        value: Any
+
+    assert _takes_no_float(Plain)
+    assert not _takes_no_float(Number) and not _takes_no_float(Loose)
+    assert {"content.delta", "tool.call"} <= set(_typed_tables().members)
+
+
+@pytest.mark.parametrize("options", MODES, ids=["typed", "raw", "fast"])
+@pytest.mark.parametrize("depth", [MAX_DEPTH, MAX_DEPTH + 1, 150])
+def test_tool_call_arguments_past_the_depth_limit_are_not_json_text(
+        options: dict[str, Any], depth: int) -> None:
+    """Arguments are parsed as every JSON text is, within the limits (D-LIMITS), whichever path
+    the tool call takes: nested past the limit, they are not JSON text (LS-CALL-2)."""
+    arguments = "[" * depth + "]" * depth
+    body = start() + call(1, arguments=arguments) + stop(2, reason="tool_use") + usage(3) + end(4)
+    events, found = decode_everywhere(body, **options)
+    assert rules(found) == ([] if depth <= MAX_DEPTH else ["LS-CALL-2"])
+    assert seqs(events) == ([0, 1, 2, 3, 4] if depth <= MAX_DEPTH else [0, 2, 3, 4])
 
 
 def test_the_depth_limit_does_not_depend_on_the_callers_stack() -> None:

@@ -13,7 +13,16 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from enum import Enum
 from functools import cache
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeAlias, get_args, get_type_hints
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NamedTuple,
+    TypeAlias,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, Severity
@@ -24,7 +33,6 @@ from .jsontext import (
     duplicate_names,
     from_json,
     loads,
-    member_bound,
     too_deep,
 )
 from .rules import severity
@@ -77,13 +85,20 @@ class _Plan(NamedTuple):
     """`life.CLOSES_WITH`."""
     checks: tuple[tuple[str, str, tuple[str, str]], ...]
     """`life.FIELD_CHECKS`: each check, its field, and the key of what it remembers."""
+    counted: bool
+    """In `life.EXPECTED`: the stream counts its events."""
+    integers: tuple[str, ...]
+    """`life.INTEGER_MEMBERS` but seq and, in a block, index, which the quick path takes only
+    as ints anyway."""
 
 
 def _plan(kind: str, place: str) -> _Plan:
+    block_moves = {state: to for (state, at), to in life.BLOCK_TRANSITIONS.items() if at == place}
+    taken = {"seq", "index"} if block_moves else {"seq"}
     return _Plan(
         place,
         {state: to for (state, at), to in life.STREAM_TRANSITIONS.items() if at == place},
-        {state: to for (state, at), to in life.BLOCK_TRANSITIONS.items() if at == place},
+        block_moves,
         life.BLOCK_KINDS.get(kind),
         life.PER_BLOCK.get(kind),
         kind in life.COMPLETES_BLOCK,
@@ -91,6 +106,8 @@ def _plan(kind: str, place: str) -> _Plan:
         kind in _BUILT_BY,
         life.CLOSES_WITH.get(kind),
         tuple((check, field, (kind, field)) for check, field, _ in life.FIELD_CHECKS.get(kind, ())),
+        kind in life.EXPECTED,
+        tuple(name for name in life.INTEGER_MEMBERS[kind] if name not in taken),
     )
 
 
@@ -130,10 +147,11 @@ class _Typed(NamedTuple):
     """The model of an event of an unregistered type."""
     whole: Mapping[str, Callable[..., Any]]
     """Every registered type's model parses and validates an event in one step, in pydantic's
-    strict mode, for the hot path and the quick path (`Decoder._quick`): given JSON text with
-    no NaN or Infinity in it, and no null unless its model has every field required
+    strict mode, for the hot path and the quick path (`Decoder._quick`): of JSON text with no
+    NaN or Infinity in it, and no null unless its model has every field required
     (`nullable`), every model accepts only what its schema accepts (the differential tests
-    hold them to that). What it refuses goes down the general path, which reports why."""
+    hold them to that); `Decoder._sound` makes sure of the text before its model is trusted.
+    What a model refuses goes down the general path, which reports why."""
     nullable: frozenset[str]
     """The types whose models take an explicit null, which the schema refuses, for an
     optional field."""
@@ -144,8 +162,11 @@ class _Typed(NamedTuple):
     differential tests hold them to that). An object a model refuses is checked by the
     validator, which reports why, or, valid after all, built in pydantic's lax mode."""
     members: Mapping[str, int]
-    """How many members the smallest event of each steady type has, nested ones included: a
-    text of one with no more colons than that has no member name twice (D-DUPLICATE-KEYS)."""
+    """How many members every event of a type has, nested ones included, for the types whose
+    models have every field required and take no float (`_takes_no_float`): a text of one with
+    no more colons than that, and those within its strings (`Decoder._sound`), has no member
+    name twice (D-DUPLICATE-KEYS) and none that its model does not type, so no NaN, Infinity
+    or null, and nothing nested deeper than its models."""
 
 
 @cache
@@ -164,10 +185,26 @@ def _typed_tables() -> _Typed:
         if _plain(model) and (_all_required(model) or _flat(model))
     }
     members = {
-        kind: _members(EVENT_MODELS[kind]) for kind in sorted(_STEADY_KINDS)
-        if _all_required(EVENT_MODELS[kind])
+        kind: _members(model) for kind, model in sorted(EVENT_MODELS.items())
+        if _all_required(model) and _takes_no_float(model)
     }
     return _Typed(EVENT_MODELS, UnknownEvent, whole, nullable, trusted, members)
+
+
+def _takes_no_float(model: type[BaseModel]) -> bool:
+    """Whether every field of a model, and of its nested models, is a string, an integer, a
+    boolean or a literal: one that takes neither NaN nor Infinity, which JSON has not."""
+    from pydantic import BaseModel
+
+    for field in model.model_fields.values():
+        kind = field.annotation
+        if not (
+            kind in (str, int, bool)
+            or get_origin(kind) is Literal
+            or (isinstance(kind, type) and issubclass(kind, BaseModel) and _takes_no_float(kind))
+        ):
+            return False
+    return True
 
 
 def _members(model: type[BaseModel]) -> int:
@@ -226,6 +263,23 @@ _NOT_STEADY: _Steady = ("", None)
 _UNPARSED: Any = object()
 """The data of an event that no path has parsed yet (JSON's null parses to None)."""
 
+
+class _Words(NamedTuple):
+    """What `Decoder._sound` looks for in a text, as str or as bytes: colons; the start of
+    \\u003a (or \\u003A), a colon within a string written without one; and what a model may
+    take that its schema refuses: NaN and Infinity, which are not JSON, and null, for an
+    optional field (`_Typed.nullable`)."""
+
+    colon: str | bytes
+    escaped_colon: str | bytes
+    nan: str | bytes
+    infinity: str | bytes
+    null: str | bytes
+
+
+_WORDS = _Words(":", "u003", "NaN", "Infinity", "null")
+_WORDS_BYTES = _Words(*(word.encode() for word in _WORDS))  # type: ignore[union-attr]
+
 _VERSION = life.ENVELOPE_VERSION
 _SEQ_MAX = life.SEQ_MAX
 _SHALLOW = 2 * MAX_DEPTH
@@ -245,6 +299,41 @@ _LAST_PLACES = frozenset(
     place for (_, place), target in life.STREAM_TRANSITIONS.items() if target == life.STREAM_FINAL
 )
 """The places of the events that end a stream."""
+
+_FREE_TEXT = {
+    kind: tuple(sorted(
+        {field for check, field, _ in life.FIELD_CHECKS.get(kind, ()) if check == "json-text"}
+        | ({fragments.field} if (fragments := life.FRAGMENTS.get(kind)) else set())
+    ))
+    for kind in life.PLACES
+}
+"""The members of each event type whose strings are text that runs free, colons and all: a
+tool call's arguments and their fragments."""
+
+
+def _accounted(
+    text: Any, words: _Words, colons: int, members: int, fields: Mapping[str, Any], kind: str
+) -> bool:
+    """Whether the colons of an event's text are just those of `members` members and those
+    within the strings where its text runs free (`Decoder._sound` says why that settles it)."""
+    return colons == members + _colons_within(fields, kind) and words.escaped_colon not in text
+
+
+def _colons_within(fields: Mapping[str, Any], kind: str) -> int:
+    """The colons within the strings of an event where text runs free (`_FREE_TEXT`, and the
+    text of a delta): a part of the colons within all its strings, found for little."""
+    colons = 0
+    for name in _FREE_TEXT.get(kind, ()):
+        text = fields.get(name)
+        if type(text) is str:
+            colons += text.count(":")
+    delta = fields.get("delta")
+    if delta is not None:
+        text = delta.get("text") if type(delta) is dict else getattr(delta, "text", None)
+        if type(text) is str:
+            colons += text.count(":")
+    return colons
+
 
 Event: TypeAlias = "EventEnvelope | dict[str, Any]"
 """A decoded event: a pydantic model by default, the raw JSON object on the fast path."""
@@ -402,27 +491,28 @@ class Decoder:
         typed = self._typed
         if typed is not None:
             validate = typed.whole.get(kind)
-            if not (
-                validate is None
-                or b"NaN" in payload
-                or b"Infinity" in payload
-                or (kind in typed.nullable and b"null" in payload)
-            ):
+            if validate is not None:
                 try:
                     event = validate(payload, strict=True)
                 except ValueError:  # the general path reports why (a context manager costs more)
                     event = None
-            if event is not None and self._sound(payload, event, kind):
+            if event is not None:
                 if (
                     kind in _STEADY_KINDS
                     and event.seq == expected
                     and expected <= _SEQ_MAX
                     and self._steady.get(event.index, _NOT_STEADY)[0] == kind
                 ):
-                    self._expected_seq = expected + 1
-                    self._last_line = self._sse.took_whole_event()
-                    return [event]
-                if self._quick(event.__dict__, kind, True):
+                    # `_Typed.members` settles the commonest text
+                    if payload.count(b":") == typed.members.get(kind) or self._sound(
+                            payload, event, kind):
+                        self._expected_seq = expected + 1
+                        self._last_line = self._sse.took_whole_event()
+                        return [event]
+                    event = None  # not to be trusted
+                elif not self._sound(payload, event, kind):
+                    event = None
+                elif self._quick(event.__dict__, kind, True):
                     self._last_line = self._sse.took_whole_event()
                     return [event]
         else:
@@ -430,7 +520,7 @@ class Decoder:
                 parsed = event = from_json(payload, allow_inf_nan=False)
             except ValueError:
                 event = None
-            if type(event) is dict and self._sound(payload, event, kind):
+            if type(event) is dict:
                 index = event.get("index")
                 steady, check = (
                     self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
@@ -444,10 +534,16 @@ class Decoder:
                     and 1 < expected <= _SEQ_MAX
                     and (check is None or check(event))
                 ):
-                    self._expected_seq = expected + 1
-                    self._last_line = self._sse.took_whole_event()
-                    return [event]
-                if self._quick(event, kind, False):
+                    delta = event.get("delta")
+                    if (  # `_sound`'s commonest case first, inline
+                        len(payload) <= _SHALLOW
+                        and payload.count(b":")
+                        == len(event) + (len(delta) if type(delta) is dict else 0)
+                    ) or self._sound(payload, event, kind):
+                        self._expected_seq = expected + 1
+                        self._last_line = self._sse.took_whole_event()
+                        return [event]
+                elif self._sound(payload, event, kind) and self._quick(event, kind, False):
                     self._last_line = self._sse.took_whole_event()
                     return [event]
             event = None  # the general path builds no model in this mode
@@ -476,9 +572,10 @@ class Decoder:
         steady = self._steady
         sse_found = self._sse.diagnostics
         whole = None if self._typed is None else self._typed.whole
-        nullable = () if self._typed is None else self._typed.nullable
+        members = {} if self._typed is None else self._typed.members
         quick = self._quick if self.lifecycle else None
         expected = self._expected_seq
+        pending = self._pending  # changed only on the general path
         try:
             for sse_type, data, _, _, line in sse_events:
                 if sse_found:
@@ -486,30 +583,31 @@ class Decoder:
                     self._drain_sse(line)
                 parsed: object = _UNPARSED
                 model: Any = None
-                if self._pending is None:
+                if pending is None:
                     if whole is not None:
                         validate = whole.get(sse_type)
-                        if (
-                            validate is not None
-                            and "NaN" not in data
-                            and "Infinity" not in data
-                            and (sse_type not in nullable or "null" not in data)
-                        ):
+                        if validate is not None:
                             try:
                                 model = validate(data, strict=True)
                             except ValueError:
                                 model = None
-                        if model is not None and self._sound(data, model, sse_type):
+                        if model is not None:
                             if (
                                 sse_type in _STEADY_KINDS
                                 and model.seq == expected
                                 and expected <= _SEQ_MAX
                                 and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
-                                expected += 1
-                                append(model)
-                                continue
-                            if quick is not None:
+                                # `_Typed.members` settles the commonest text
+                                if data.count(":") == members.get(sse_type) or self._sound(
+                                        data, model, sse_type):
+                                    expected += 1
+                                    append(model)
+                                    continue
+                                model = None  # not to be trusted
+                            elif not self._sound(data, model, sse_type):
+                                model = None
+                            elif quick is not None:
                                 self._expected_seq = expected
                                 if quick(model.__dict__, sse_type, True):
                                     expected = self._expected_seq
@@ -520,23 +618,31 @@ class Decoder:
                             parsed = obj = from_json(data, allow_inf_nan=False)
                         except ValueError:
                             obj = None
-                        if type(obj) is dict and self._sound(data, obj, sse_type):
+                        if type(obj) is dict:
                             index = obj.get("index")
-                            if type(index) is int:
-                                kind, check = steady.get(index, _NOT_STEADY)
-                                if (
-                                    kind == sse_type
-                                    and kind == obj.get("type")
-                                    and obj.get("seq") == expected
-                                    and type(obj["seq"]) is int
-                                    and obj.get("v") == _VERSION
-                                    and 1 < expected <= _SEQ_MAX
-                                    and (check is None or check(obj))
-                                ):
+                            kind, check = (
+                                steady.get(index, _NOT_STEADY) if type(index) is int
+                                else _NOT_STEADY
+                            )
+                            if (
+                                kind == sse_type
+                                and kind == obj.get("type")
+                                and obj.get("seq") == expected
+                                and type(obj["seq"]) is int
+                                and obj.get("v") == _VERSION
+                                and 1 < expected <= _SEQ_MAX
+                                and (check is None or check(obj))
+                            ):
+                                delta = obj.get("delta")
+                                if (  # `_sound`'s commonest case first, inline
+                                    len(data) <= _SHALLOW
+                                    and data.count(":")
+                                    == len(obj) + (len(delta) if type(delta) is dict else 0)
+                                ) or self._sound(data, obj, sse_type):
                                     expected += 1
                                     append(obj)
                                     continue
-                            if quick is not None:
+                            elif quick is not None and self._sound(data, obj, sse_type):
                                 self._expected_seq = expected
                                 if quick(obj, sse_type, False):
                                     expected = self._expected_seq
@@ -545,6 +651,7 @@ class Decoder:
                 self._expected_seq = expected
                 event = self._general(sse_type, data, line, parsed, model)
                 expected = self._expected_seq
+                pending = self._pending
                 if event is not None:
                     append(event)
         except LLMStreamError as error:
@@ -555,26 +662,46 @@ class Decoder:
             self._last_line = sse_events[-1][4]
         return out
 
-    def _sound(self, text: str | bytes, value: object, kind: str) -> bool:
+    def _sound(self, text: str | bytes, value: Any, kind: str) -> bool:
         """Whether the text of an event that the hot or quick path may take nests within the
         limit (LS-LIMIT-3) and writes no member name twice (D-DUPLICATE-KEYS); the general path
-        reports either. A text holds a colon for each member it writes, so one with no more
-        colons than members it surely gave its value has none twice: for a typed event of a
-        steady type, as many as its smallest event has (`_Typed.members`); for an object, its
-        own and its delta's. Colons within strings aside (`member_bound`), a typed event's own
-        members are enough. Any other text is left to `duplicate_names`."""
+        reports either. Typed, `value` is the model built from it, to be trusted only if this
+        holds: the text then also holds no NaN or Infinity, nor a null where its model takes
+        one (`_Typed.whole`).
+
+        A text holds a colon of its own for each member it writes, outside strings, and within
+        its strings one for each colon they hold, unless it escapes one (\\u003a). So a text
+        with no more colons than members its value holds, and colons within the strings of its
+        value, lost none of the members it wrote to a name written twice. The members counted:
+        those of an object and its delta; typed, those every event of its type has
+        (`_Typed.members`), else the model's own. The colons: those of the strings where text
+        runs free (`_colons_within`). A typed text with just the members every event of its
+        type has holds nothing its model does not type, so no NaN, Infinity or null either.
+        Any other text is left to `duplicate_names`.
+        """
         if len(text) > _SHALLOW and too_deep(text):
             return False
-        colons = text.count(b":") if isinstance(text, bytes) else text.count(":")
+        words: Any = _WORDS_BYTES if isinstance(text, bytes) else _WORDS  # Any: str or bytes
+        colons = text.count(words.colon)
         typed = self._typed
         if typed is not None:
-            if colons == typed.members.get(kind, -1) or member_bound(text) == len(
-                    value.model_fields_set):  # type: ignore[attr-defined]
+            members = typed.members.get(kind, 0)
+            if colons == members:
                 return True
-        elif type(value) is dict:
+            fields = value.__dict__
+            if members and _accounted(text, words, colons, members, fields, kind):
+                return True
+            if words.nan in text or words.infinity in text or (
+                kind in typed.nullable and words.null in text
+            ):
+                return False
+            members = members or len(value.model_fields_set)
+        else:
+            fields = value
             delta = value.get("delta")
-            if colons == len(value) + (len(delta) if type(delta) is dict else 0):
-                return True
+            members = len(value) + (len(delta) if type(delta) is dict else 0)
+        if colons == members or _accounted(text, words, colons, members, fields, kind):
+            return True
         return not duplicate_names(text, value)
 
     def _quick(self, obj: Mapping[str, Any], kind: str, validated: bool) -> bool:
@@ -589,28 +716,28 @@ class Decoder:
         if plan is None:
             return False
         (place, moves, block_moves, block_kind, limit, completes, fragments, builds,
-         closes_with, checks) = plan
-        try:
-            seq = obj["seq"]
-            if obj["v"] != _VERSION or obj["type"] != kind:
-                return False
-        except KeyError:
-            return False
-        first = self._first
-        if (
-            type(seq) is not int
-            or seq != (0 if first and place == "first" else self._expected_seq)
-            or seq < 0
-            or seq > _SEQ_MAX
+         closes_with, checks, counted, integers) = plan
+        seq = obj.get("seq")
+        if seq != (0 if self._first and place == "first" else self._expected_seq) or (
+            seq > _SEQ_MAX  # the model's type, version and seq, an int from 0, are its schema's
         ):
             return False
-        if not validated:  # an integral number of a float leaves the general path to convert
-            for name in life.INTEGER_MEMBERS[kind]:
+        if not validated:
+            if (
+                type(seq) is not int
+                or seq < 0
+                or obj.get("v") != _VERSION
+                or obj.get("type") != kind
+            ):
+                return False
+            for name in integers:  # an integral float leaves the general path to convert
                 if type(obj.get(name)) is float:
                     return False
+            if self._validates and not EVENT_CHECKS[kind](obj):
+                return False
         state = self._state
         target = moves.get(state)
-        if target is None or (not validated and self._validates and not EVENT_CHECKS[kind](obj)):
+        if target is None:
             return False
         index: Any = None
         block = block_target = ""
@@ -619,18 +746,19 @@ class Decoder:
             index = obj.get("index")
             if type(index) is not int:
                 return False
-            block = self._blocks.get(index, "")
+            blocks = self._blocks
+            block = blocks.get(index, "")
             if not block:
-                if len(self._blocks) >= self._max_blocks:
+                if len(blocks) >= self._max_blocks:
                     return False
                 block = life.BLOCK_INITIAL
             block_target = block_moves.get(block, "")
             if not block_target:
                 return False
-            joining = self._joining.get(index)
+            joining = self._joining.get(index) if self._joining else None
             if place == "block":
                 established = self._block_kinds.get(index)
-                completed = self._completed.get(index)
+                completed = self._completed.get(index) if self._completed else None
                 if (
                     block_kind is None
                     or (established is not None and established != block_kind)
@@ -648,7 +776,8 @@ class Decoder:
                     return False
             else:
                 reason = obj.get("stop_reason")
-                if reason != self._closes_with.get(index, ("", reason))[1] or (
+                wanted = self._closes_with.get(index)
+                if (wanted is not None and reason != wanted[1]) or (
                     joining is not None and reason != joining.of.unless_stop_reason
                 ):
                     return False
@@ -659,15 +788,14 @@ class Decoder:
         self._placed = True
         self._end_rejected = False
         self._expected_seq = seq + 1
-        if first:
-            self._first = False
+        self._first = False
         if target != state:
             self._state = target
             self._steady.clear()
             if target == life.FAILED_STATE:
                 self._failed = True
-        counts = self._counts
-        counts[kind] = counts.get(kind, 0) + 1
+        if counted:
+            self._counts[kind] = self._counts.get(kind, 0) + 1
         if block:
             self._blocks[index] = block_target
             if block_target != block:
@@ -686,8 +814,9 @@ class Decoder:
                     self._built.add(index)
                     if joining is not None:
                         del self._joining[index]
-                key = (index, kind)
-                self._block_counts[key] = self._block_counts.get(key, 0) + 1
+                if limit is not None:
+                    key = (index, kind)
+                    self._block_counts[key] = self._block_counts.get(key, 0) + 1
                 if closes_with is not None:
                     self._closes_with[index] = (kind, closes_with)
                 elif (
@@ -730,12 +859,18 @@ class Decoder:
         memos: list[tuple[str, tuple[str, str], Any]] = []
         for check, field, key in checks:
             value = obj.get(field)
-            if check == "json-text":
+            if check == "non-decreasing":  # the commonest: usage, in every stream
+                if type(value) is int:
+                    last = self._last_value.get(key)
+                    if last is not None and value < last:
+                        return None
+                    memos.append((check, key, value))
+            elif check == "json-text":
                 if type(value) is str:
                     try:
-                        from_json(value, allow_inf_nan=False)
+                        loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
                     except ValueError:
-                        return None  # JSON all the same, perhaps (`loads`): the general path knows
+                        return None
             elif check == "unique":
                 if type(value) is str or type(value) is int:
                     seen = self._seen.get(key, ())
@@ -749,12 +884,6 @@ class Decoder:
                 wanted = (self.request_metadata or {}).get(field)
                 if wanted is not None and value != wanted:
                     return None
-            elif check == "non-decreasing":
-                if type(value) is int:
-                    last = self._last_value.get(key)
-                    if last is not None and value < last:
-                        return None
-                    memos.append((check, key, value))
             else:
                 return None
         return memos
@@ -962,13 +1091,13 @@ class Decoder:
                                  f"{kind} in block {index}, which holds {established} content")
                 else:
                     self._in_order(obj, kind, index, line)
-            key = (index, kind)
-            count = self._block_counts.get(key, 0) + 1
-            self._block_counts[key] = count
             limit = life.PER_BLOCK.get(kind)
-            if limit is not None and count > limit:
-                self._report(life.BLOCK_KIND_RULE, line,
-                             f"block {index} holds {count} {kind} events, at most {limit}")
+            if limit is not None:  # counted only where limited: bounded state
+                key = (index, kind)
+                count = self._block_counts[key] = self._block_counts.get(key, 0) + 1
+                if count > limit:
+                    self._report(life.BLOCK_KIND_RULE, line,
+                                 f"block {index} holds {count} {kind} events, at most {limit}")
             wanted = life.CLOSES_WITH.get(kind)
             if wanted is not None:
                 self._closes_with[index] = (kind, wanted)
