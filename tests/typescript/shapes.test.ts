@@ -13,7 +13,7 @@ import { afterEach, describe, it } from "node:test";
 import { getHeapSnapshot, setFlagsFromString } from "node:v8";
 import { runInNewContext } from "node:vm";
 
-import { Decoder, type Diagnostic } from "../../generated/typescript/src/index.js";
+import { Decoder, type DecoderOptions, type Diagnostic, LLMStreamError } from "../../generated/typescript/src/index.js";
 import { duplicateName, loads } from "../../generated/typescript/src/jsontext.js";
 import { learnShape, readShape, resetShapes } from "../../generated/typescript/src/shapes.js";
 import { random } from "./examples.js";
@@ -274,6 +274,54 @@ describe("a stream decoded with shapes learned", () => {
             for (const chunks of chunkings(bytes)) {
                 assert.deepEqual(decode(chunks), general, JSON.stringify(events));
             }
+        }
+    });
+});
+
+/** Pieces of string contents that a shape must read as the parser does, or leave to it. */
+const PIECES: readonly string[] = [
+    "a", '","', "}", '\\"', "\\\\", "\\/", "\\u0000", "\u2028", "\\u2028", "\u{1F600}", "\\ud83d\\ude00",
+    "\\ud800", "\\udc00", "\\uD800\\u0041", "\\n", "\\t\\r\\b\\f", "\\u00e9", '\\\\\\"', '\\",\\"seq\\":1,\\"x\\":\\"',
+    '"', "\t", "\\x", "\\u12",
+];
+
+/** Decoder options a shape may be learned under, and read under. */
+const OPTIONS: readonly DecoderOptions[] = [
+    {}, { tools: ["get_weather"] }, { tools: [] }, { requestMetadata: { request_id: "r" } }, { lifecycle: false },
+    { validate: false }, { strict: true }, { maxLineBytes: 200, maxEventBytes: 300 }, { maxBlocks: 1 },
+];
+
+/** The events and diagnostics of a body under `options`, or where strict decoding stopped. */
+function verdictUnder(options: DecoderOptions, bytes: Uint8Array): string {
+    const decoder = new Decoder(options);
+    const events: unknown[] = [];
+    let stopped = "";
+    try {
+        events.push(...decoder.feed(bytes), ...decoder.close());
+    } catch (error) {
+        if (!(error instanceof LLMStreamError)) {
+            throw error;
+        }
+        stopped = `${error.diagnostic.rule} ${JSON.stringify(error.events)}`;
+    }
+    return JSON.stringify([events, decoder.diagnostics, stopped]);
+}
+
+describe("a shape learned under some decoder options", () => {
+    it("gives what the general path gives under any others, whatever the strings hold", () => {
+        const next = random(23);
+        const piece = (): string => PIECES[Math.floor(next() * PIECES.length)];
+        const strings = (text: string): string => text.replace(/"(text|arguments|model|signature|id)":"/g,
+            (found) => `${found}${piece()}${next() < 0.5 ? piece() : ""}`);
+        for (let round = 0; round < 60; round++) {
+            const bytes = body(BASE.map(([type, data]): [string, string] => [type, next() < 0.5 ? strings(data) : data]));
+            const options = OPTIONS[Math.floor(next() * OPTIONS.length)];
+            resetShapes(false);
+            const general = verdictUnder(options, bytes);
+            resetShapes(true);
+            verdictUnder(OPTIONS[Math.floor(next() * OPTIONS.length)], body(BASE));
+            verdictUnder(OPTIONS[Math.floor(next() * OPTIONS.length)], bytes);
+            assert.equal(verdictUnder(options, bytes), general, `round ${round}`);
         }
     });
 });
