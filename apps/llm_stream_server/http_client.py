@@ -334,6 +334,10 @@ class ConnectionPool:
         except TimeoutError:
             raise HTTPFailure("the upstream did not accept a connection in time",
                               timeout=True) from None
+        except ssl.SSLCertVerificationError as exc:
+            raise HTTPFailure(f"the upstream's TLS certificate is not trusted "
+                              f"({exc.verify_message}); a private CA is trusted by naming its "
+                              "file in SSL_CERT_FILE") from None
         except OSError as exc:
             raise HTTPFailure(f"the upstream could not be reached ({exc.strerror or exc})") \
                 from None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -118,10 +119,11 @@ class ReplayServer:
 
     @contextlib.contextmanager
     def running(
-        self, loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
+        self, loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop,
+        tls: ssl.SSLContext | None = None,
     ) -> Iterator[str]:
-        """Serve on 127.0.0.1 in a thread of its own, on a loop `loop_factory` makes; yields
-        the base URL."""
+        """Serve on 127.0.0.1 in a thread of its own, on a loop `loop_factory` makes, over
+        TLS with `tls`; yields the base URL."""
         loop = loop_factory()
         started = threading.Event()
         port: list[int] = []
@@ -141,7 +143,7 @@ class ReplayServer:
                 handlers.discard(task)
 
         async def serve() -> None:
-            server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
+            server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024, ssl=tls)
             port.append(server.sockets[0].getsockname()[1])
             started.set()
             async with server:
@@ -154,7 +156,7 @@ class ReplayServer:
         thread.start()
         started.wait(10)
         try:
-            yield f"http://127.0.0.1:{port[0]}"
+            yield f"{'https' if tls else 'http'}://127.0.0.1:{port[0]}"
         finally:
             loop.call_soon_threadsafe(stop.set_result, None)
             thread.join(10)
