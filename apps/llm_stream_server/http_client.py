@@ -7,22 +7,27 @@ thousands of chunks a second. Here `data_received` feeds the C parser, the body'
 kept until their reader takes them, and the reader is woken once, however many chunks came.
 Kept from the general client: one pool of keep-alive connections per origin (each kept idle
 for 5 s), a bound on open connections, connect and read timeouts, TLS with the system's
-certificates, gzip and deflate bodies, and a connection closed at once when its answer is
-abandoned (the upstream sees its client go). Not kept: HTTP proxies, HTTP/2 and redirects,
-which no streaming API needs.
+certificates (and those `SSL_CERT_FILE` names), gzip and deflate bodies, a connection closed
+at once when its answer is abandoned (the upstream sees its client go), and the HTTP proxy the
+environment names (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as urllib and httpx
+read them): a CONNECT tunnel to an https upstream, absolute-form requests to an http one. Not
+kept: HTTP/2 and redirects, which no streaming API needs.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import functools
+import socket
 import ssl
+import urllib.request
 import zlib
 from collections import deque
 from collections.abc import Callable, Mapping
 from typing import cast
-from urllib.parse import quote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import httptools
 
@@ -36,6 +41,9 @@ KEEP_IDLE = 5.0
 that follows another, short enough that the upstream rarely closes it first."""
 PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 """What stays as it is in a request target (RFC 3986 pchar and the separator)."""
+MAX_HEAD_BYTES = 1 << 16
+"""The largest head (status line, headers, trailers) read from an upstream or a proxy: enough
+for any API's, and a bound on what a broken one can make the gateway hold."""
 
 
 class HTTPFailure(Exception):
@@ -64,6 +72,36 @@ class Origin:
         # anything, and a space must never reach the request line
         self.target = quote(parts.path or "/", safe=PATH_SAFE) + (
             f"?{quote(parts.query, safe=PATH_SAFE + '?')}" if parts.query else "")
+
+
+class Proxy:
+    """An HTTP proxy named by the environment: where to connect, and the credentials of its
+    URL as a `Proxy-Authorization` value."""
+
+    __slots__ = ("authorization", "host", "port")
+
+    def __init__(self, url: str) -> None:
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        if parts.scheme != "http" or not parts.hostname:
+            raise ValueError(f"the proxy {parts.scheme}://{parts.hostname}:{parts.port or ''} "
+                             "is not an http:// proxy, the only kind the gateway speaks")
+        self.host = parts.hostname
+        self.port = parts.port or 80
+        self.authorization: str | None = None
+        if parts.username is not None:
+            user = f"{unquote(parts.username)}:{unquote(parts.password or '')}"
+            self.authorization = f"Basic {base64.b64encode(user.encode()).decode()}"
+
+
+def proxy_for(origin: Origin) -> Proxy | None:
+    """The proxy the environment names for `origin` (`HTTPS_PROXY` or `HTTP_PROXY` by its
+    scheme, else `ALL_PROXY`; upper or lower case), None when there is none or `NO_PROXY`
+    exempts its host; ValueError for a proxy URL that is not http://."""
+    proxies = urllib.request.getproxies()
+    url = proxies.get("https" if origin.tls else "http") or proxies.get("all")
+    if not url or urllib.request.proxy_bypass(origin.host):
+        return None
+    return Proxy(url)
 
 
 class Response:
@@ -263,6 +301,15 @@ class ConnectionPool:
         self.read_timeout = read_timeout
         self._idle: dict[tuple[str, str, int], deque[_Connection]] = {}
         self._tls: ssl.SSLContext | None = None
+        self._proxies: dict[tuple[str, str, int], Proxy | None] = {}
+
+    def proxy(self, url: str) -> Proxy | None:
+        """The proxy requests to `url` go through, read from the environment once per origin;
+        ValueError for a URL or a proxy this client cannot use."""
+        origin = Origin(url)
+        if origin.key not in self._proxies:
+            self._proxies[origin.key] = proxy_for(origin)
+        return self._proxies[origin.key]
 
     async def post(self, url: str, headers: Mapping[str, str], body: bytes) -> Response:
         """POST `body` and return once the status and headers have come; HTTPFailure when
@@ -270,7 +317,13 @@ class ConnectionPool:
         origin = Origin(url)
         if any(c in field for item in headers.items() for field in item for c in "\r\n"):
             raise HTTPFailure("a header of the upstream request holds a line break")
-        head = "".join([f"POST {origin.target} HTTP/1.1\r\nHost: {origin.netloc}\r\n",
+        proxy = self.proxy(url)
+        target = origin.target
+        if proxy is not None and not origin.tls:  # absolute-form, to the proxy itself
+            target = f"http://{origin.netloc}{target}"
+            if proxy.authorization is not None:
+                headers = {**headers, "Proxy-Authorization": proxy.authorization}
+        head = "".join([f"POST {target} HTTP/1.1\r\nHost: {origin.netloc}\r\n",
                         *(f"{name}: {value}\r\n" for name, value in headers.items()),
                         f"Content-Length: {len(body)}\r\n\r\n"]).encode("latin-1")
         try:
@@ -282,13 +335,18 @@ class ConnectionPool:
             while True:
                 connection, reused = self._idle_connection(origin), True
                 if connection is None:
-                    connection, reused = await self._connect(origin), False
+                    connection, reused = await self._connect(origin, proxy), False
                 response = connection.send(head, body)
                 try:
                     await asyncio.wait({response._head}, timeout=self.read_timeout)
                 except asyncio.CancelledError:
                     connection.abort()
                     raise
+                if response.status == 407 and proxy is not None:
+                    connection.abort()
+                    raise HTTPFailure(f"the proxy {proxy.host}:{proxy.port} refused the "
+                                      "request (HTTP 407: its credentials are missing or "
+                                      "wrong in the proxy URL)")
                 if response.status:
                     return response
                 connection.abort()
@@ -324,13 +382,12 @@ class ConnectionPool:
             connection.abort()
         return None
 
-    async def _connect(self, origin: Origin) -> _Connection:
+    async def _connect(self, origin: Origin, proxy: Proxy | None) -> _Connection:
         loop = asyncio.get_running_loop()
         tls = self._tls_context() if origin.tls else None
         try:
-            _, connection = await asyncio.wait_for(loop.create_connection(
-                lambda: _Connection(self, origin), origin.host, origin.port, ssl=tls,
-                server_hostname=origin.host if tls else None), self.connect_timeout)
+            _, connection = await asyncio.wait_for(
+                self._open(loop, origin, proxy, tls), self.connect_timeout)
         except TimeoutError:
             raise HTTPFailure("the upstream did not accept a connection in time",
                               timeout=True) from None
@@ -339,9 +396,32 @@ class ConnectionPool:
                               f"({exc.verify_message}); a private CA is trusted by naming its "
                               "file in SSL_CERT_FILE") from None
         except OSError as exc:
-            raise HTTPFailure(f"the upstream could not be reached ({exc.strerror or exc})") \
+            where = "the upstream" if proxy is None else f"the proxy {proxy.host}:{proxy.port}"
+            raise HTTPFailure(f"{where} could not be reached ({exc.strerror or exc})") \
                 from None
         return connection
+
+    async def _open(self, loop: asyncio.AbstractEventLoop, origin: Origin,
+                    proxy: Proxy | None, tls: ssl.SSLContext | None,
+                    ) -> tuple[asyncio.BaseTransport, _Connection]:
+        """A connection to `origin`: direct, to the proxy (http), or through a tunnel the
+        proxy opens (https, TLS inside the tunnel)."""
+        def protocol() -> _Connection:
+            return _Connection(self, origin)
+
+        if proxy is None:
+            return await loop.create_connection(
+                protocol, origin.host, origin.port, ssl=tls,
+                server_hostname=origin.host if tls else None)
+        if tls is None:
+            return await loop.create_connection(protocol, proxy.host, proxy.port)
+        tunnel = await _tunnel(loop, proxy, origin)
+        try:
+            return await loop.create_connection(protocol, sock=tunnel, ssl=tls,
+                                                server_hostname=origin.host)
+        except BaseException:
+            tunnel.close()
+            raise
 
     def _tls_context(self) -> ssl.SSLContext:
         if self._tls is None:
@@ -357,3 +437,48 @@ class ConnectionPool:
             for connection in idle:
                 connection.abort()
         self._idle.clear()
+
+
+async def _tunnel(loop: asyncio.AbstractEventLoop, proxy: Proxy,
+                  origin: Origin) -> socket.socket:
+    """A socket to `proxy` on which it has opened a tunnel to `origin` (HTTP CONNECT);
+    HTTPFailure when the proxy refuses."""
+    infos = await loop.getaddrinfo(proxy.host, proxy.port, type=socket.SOCK_STREAM)
+    failure: OSError = OSError(f"no address for {proxy.host}")
+    for family, kind, protocol, _, address in infos:
+        sock = socket.socket(family, kind, protocol)
+        sock.setblocking(False)
+        try:
+            await loop.sock_connect(sock, address)
+            break
+        except OSError as exc:
+            sock.close()
+            failure = exc
+    else:
+        raise failure
+    try:
+        authority = f"{origin.host}:{origin.port}" if ":" not in origin.host \
+            else f"[{origin.host}]:{origin.port}"
+        request = f"CONNECT {authority} HTTP/1.1\r\nHost: {authority}\r\n"
+        if proxy.authorization is not None:
+            request += f"Proxy-Authorization: {proxy.authorization}\r\n"
+        await loop.sock_sendall(sock, f"{request}\r\n".encode("latin-1"))
+        head = b""
+        while b"\r\n\r\n" not in head:
+            if len(head) > MAX_HEAD_BYTES:
+                raise HTTPFailure(f"the proxy {proxy.host}:{proxy.port} sent an answer head "
+                                  f"longer than {MAX_HEAD_BYTES} bytes")
+            data = await loop.sock_recv(sock, 4096)
+            if not data:
+                raise HTTPFailure(f"the proxy {proxy.host}:{proxy.port} closed the connection "
+                                  f"instead of opening a tunnel to {authority}")
+            head += data
+        status_line = head.split(b"\r\n", 1)[0].decode("latin-1")
+        _, _, status = status_line.partition(" ")
+        if not status.startswith("2") or not head.endswith(b"\r\n\r\n"):
+            raise HTTPFailure(f"the proxy {proxy.host}:{proxy.port} refused the tunnel to "
+                              f"{authority} (HTTP {status.strip() or status_line!r})")
+    except BaseException:
+        sock.close()
+        raise
+    return sock
