@@ -7,9 +7,9 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
-import threading
-from collections.abc import Iterator
 from urllib.parse import urlsplit
+
+from llm_stream_server.replay import serving_connections
 
 
 class LoopbackProxy:
@@ -59,43 +59,9 @@ class LoopbackProxy:
         expected = "Basic " + base64.b64encode(":".join(self.credentials).encode()).decode()
         return None if authorization == expected else 407
 
-    @contextlib.contextmanager
-    def running(self) -> Iterator[str]:
+    def running(self) -> contextlib.AbstractContextManager[str]:
         """Serve on 127.0.0.1 in a thread of its own; yields the proxy's URL."""
-        loop = asyncio.new_event_loop()
-        started = threading.Event()
-        port: list[int] = []
-        stop = loop.create_future()
-
-        handlers: set[asyncio.Task[None]] = set()
-
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            task = asyncio.current_task()
-            assert task is not None
-            handlers.add(task)
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.handle(reader, writer)
-            handlers.discard(task)
-
-        async def serve() -> None:
-            server = await asyncio.start_server(handle, "127.0.0.1", 0)
-            port.append(server.sockets[0].getsockname()[1])
-            started.set()
-            async with server:
-                await stop
-                for task in list(handlers):
-                    task.cancel()
-                await asyncio.gather(*handlers, return_exceptions=True)
-
-        thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-        thread.start()
-        started.wait(10)
-        try:
-            yield f"http://127.0.0.1:{port[0]}"
-        finally:
-            loop.call_soon_threadsafe(stop.set_result, None)
-            thread.join(10)
-            loop.close()
+        return serving_connections(self.handle)
 
 
 async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -72,3 +72,5 @@ def test_an_untrusted_certificate_is_refused_before_the_stream_starts(
     assert "certificate" in error["message"] and "not trusted" in error["message"]
     assert upstream.received == []
     assert "Traceback" not in caplog.text
+    [line] = [r.getMessage() for r in caplog.records if r.name == "llm_stream_server.access"]
+    assert json.loads(line)["status"] == 502

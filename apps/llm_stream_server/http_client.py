@@ -20,6 +20,7 @@ import asyncio
 import base64
 import contextlib
 import functools
+import re
 import socket
 import ssl
 import urllib.request
@@ -44,6 +45,9 @@ PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 MAX_HEAD_BYTES = 1 << 16
 """The largest head (status line, headers, trailers) read from an upstream or a proxy: enough
 for any API's, and a bound on what a broken one can make the gateway hold."""
+HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+"""A header name as RFC 9110 allows it (a token): nothing that could end it early."""
+HEAD_TOO_LARGE = f"the upstream sent a head (headers or trailers) over {MAX_HEAD_BYTES} bytes"
 
 
 class HTTPFailure(Exception):
@@ -204,8 +208,14 @@ def _settle(future: asyncio.Future[None]) -> None:
         future.set_result(None)
 
 
+class _Refused(Exception):
+    """An answer the connection stops reading; the message says why."""
+
+
 class _Connection(asyncio.Protocol):
-    """One connection to an origin, answering one request at a time."""
+    """One connection to an origin, answering one request at a time: interim (1xx) answers
+    are skipped, trailers are not headers, and an upstream that sends more than its answer,
+    or a head larger than MAX_HEAD_BYTES, loses the connection."""
 
     def __init__(self, pool: ConnectionPool, origin: Origin) -> None:
         self.pool = pool
@@ -216,20 +226,45 @@ class _Connection(asyncio.Protocol):
         """When a kept connection expires (loop time)."""
         self.response: Response | None = None
         self._parser: httptools.HttpResponseParser | None = None
-        self._header = b""
+        self._interim = False
+        """The message being read is a 1xx, to be skipped."""
+        self._headers_done = False
+        """The answer's headers are in: what the parser reports as headers now are trailers."""
+        self._answered = False
+        """The answer is complete: any byte more is a broken upstream's."""
+        self._head_bytes = 0
+        """Bytes of header (and trailer) fields of the message being read."""
+        self._unparsed = 0
+        """Bytes received since the parser last made progress (a header or chunk line that
+        does not end, which the parser keeps until it does)."""
+        self._progress = False
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
     def data_received(self, data: bytes) -> None:
-        if self._parser is None:  # bytes while idle: the connection cannot be trusted
-            self.transport.close()
+        if self._parser is None or self._answered:
+            self.abort()  # bytes while idle or after the answer: the connection is not trusted
             return
+        self._progress = False
         try:
             self._parser.feed_data(data)
+        except httptools.HttpParserCallbackError as exc:
+            refused = exc.__context__
+            if not isinstance(refused, _Refused):
+                raise
+            self._fail(str(refused))
+            return
         except httptools.HttpParserError as exc:
             self._fail(f"the upstream sent a malformed answer ({exc})")
+            return
+        if self._progress:
+            self._unparsed = 0
+        else:
+            self._unparsed += len(data)
+            if self._unparsed > MAX_HEAD_BYTES:
+                self._fail(HEAD_TOO_LARGE)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
@@ -244,8 +279,18 @@ class _Connection(asyncio.Protocol):
             response._end("the upstream closed the connection")
 
     # httptools callbacks
+    def on_message_begin(self) -> None:
+        if self._answered:
+            raise _Refused("the upstream sent bytes after its answer")
+        self._head_bytes = 0
+
     def on_header(self, name: bytes, value: bytes) -> None:
         assert self.response is not None
+        self._head_bytes += len(name) + len(value) + 4
+        if self._head_bytes > MAX_HEAD_BYTES:
+            raise _Refused(HEAD_TOO_LARGE)
+        if self._headers_done:
+            return  # a trailer: nothing a stream needs, and not a header of the answer
         key = name.decode("latin-1").lower()
         text = value.decode("latin-1")
         headers = self.response.headers
@@ -253,14 +298,30 @@ class _Connection(asyncio.Protocol):
 
     def on_headers_complete(self) -> None:
         assert self.response is not None and self._parser is not None
-        self.response._headers_complete(self._parser.get_status_code())
+        self._progress = True
+        status = self._parser.get_status_code()
+        if status < 200:  # 100 Continue, 103 Early Hints: the answer follows
+            self._interim = True
+            self.response.headers.clear()
+            return
+        self._headers_done = True
+        self.response._headers_complete(status)
 
     def on_body(self, body: bytes) -> None:
         assert self.response is not None
+        self._progress = True
         self.response._data(body)
+
+    def on_chunk_complete(self) -> None:
+        self._progress = True
 
     def on_message_complete(self) -> None:
         assert self.response is not None and self._parser is not None
+        self._progress = True
+        if self._interim:
+            self._interim = False
+            return
+        self._answered = True
         if not self._parser.should_keep_alive():
             self.closed = True  # the upstream closes it; never reused
         self.response._end(None)
@@ -269,6 +330,8 @@ class _Connection(asyncio.Protocol):
     def send(self, head: bytes, body: bytes) -> Response:
         self.response = Response(self)
         self._parser = httptools.HttpResponseParser(self)
+        self._interim = self._headers_done = self._answered = False
+        self._unparsed = 0
         self.transport.write(head + body)
         return self.response
 
@@ -315,8 +378,11 @@ class ConnectionPool:
         """POST `body` and return once the status and headers have come; HTTPFailure when
         the upstream cannot be reached or does not answer within the read timeout."""
         origin = Origin(url)
-        if any(c in field for item in headers.items() for field in item for c in "\r\n"):
-            raise HTTPFailure("a header of the upstream request holds a line break")
+        for name, value in headers.items():
+            if not HEADER_NAME.fullmatch(name) or any(c in value for c in "\r\n\0"):
+                raise HTTPFailure(f"the upstream request's header {name!r} is not one HTTP "
+                                  "can carry (a name that is not a token, or a line break or "
+                                  "NUL in its value)")
         proxy = self.proxy(url)
         target = origin.target
         if proxy is not None and not origin.tls:  # absolute-form, to the proxy itself
