@@ -170,6 +170,8 @@ class TranslatedFeed(EventFeed):
         self._reader = reader
         self._vendor = vendor
         self._closed = False
+        self._ended = False
+        """stream.end has come: the reader wants nothing more of the body."""
         response.on_data = self.wake
 
     def take(self) -> EventBatch:
@@ -180,6 +182,8 @@ class TranslatedFeed(EventFeed):
         if not (data or response.complete or response.failure):
             return []  # woken for nothing, or taken twice
         events: EventBatch = self._reader.feed(data)
+        if events and events[-1].get("type") == "stream.end":
+            self._ended = True
         if response.complete:
             events = [*events, *self._reader.close()]
             self._close()
@@ -197,7 +201,7 @@ class TranslatedFeed(EventFeed):
         if self._closed:
             return
         self._closed = True
-        self._response.close()
+        self._response.close(finishing=self._ended)
         if self._reader.diagnostics:
             LOGGER.warning("%s upstream stream: %s", self._vendor, ", ".join(
                 f"{d.rule}@{d.line}" for d in self._reader.diagnostics[:20]))

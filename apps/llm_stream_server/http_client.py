@@ -45,6 +45,9 @@ PATH_SAFE = "/%:@!$&'()*+,;=-._~"
 MAX_HEAD_BYTES = 1 << 16
 """The largest head (status line, headers, trailers) read from an upstream or a proxy: enough
 for any API's, and a bound on what a broken one can make the gateway hold."""
+FINISH_WAIT = 1.0
+"""Seconds a connection whose reader is done waits for the rest of its body, to be kept
+rather than closed (and the next stream spared a new connection, and a TLS handshake)."""
 HEADER_NAME = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 """A header name as RFC 9110 allows it (a token): nothing that could end it early."""
 HEAD_TOO_LARGE = f"the upstream sent a head (headers or trailers) over {MAX_HEAD_BYTES} bytes"
@@ -126,6 +129,7 @@ class Response:
         self._size = 0
         self._decoder: zlib._Decompress | None = None
         self._released = False
+        self._finishing: asyncio.TimerHandle | None = None
 
     def take(self) -> bytes:
         """The body bytes that came since the last call (decompressed)."""
@@ -160,12 +164,31 @@ class Response:
             data += self.take()
         return (data + self.take())[:limit]
 
-    def close(self) -> None:
+    def close(self, *, finishing: bool = False) -> None:
         """Done with the answer: its connection goes back to the pool when the body was read
-        to its end and the upstream keeps connections alive, else it is closed at once."""
+        to its end and the upstream keeps connections alive, else it is closed at once.
+        `finishing` says the reader has all it wants (a stream that reached stream.end) while
+        the body's last bytes may still be on their way: they are awaited for FINISH_WAIT
+        seconds, and discarded, before the connection is judged."""
         if self._released:
             return
         self._released = True
+        if finishing and not (self.complete or self.failure):
+            self._body.clear()
+            self.on_data = self._drain
+            self._finishing = asyncio.get_running_loop().call_later(FINISH_WAIT, self._settle)
+            return
+        self._settle()
+
+    def _drain(self) -> None:
+        self.take()  # discarded, and the socket read again if it was paused
+        if self.complete or self.failure:
+            self._settle()
+
+    def _settle(self) -> None:
+        if self._finishing is not None:
+            self._finishing.cancel()
+            self._finishing = None
         self.on_data = _nothing
         self._connection.release(reusable=self.complete and not self._body)
 
