@@ -392,7 +392,9 @@ class ConnectionPool:
     def proxy(self, url: str) -> Proxy | None:
         """The proxy requests to `url` go through, read from the environment once per origin;
         ValueError for a URL or a proxy this client cannot use."""
-        origin = Origin(url)
+        return self._proxy(Origin(url))
+
+    def _proxy(self, origin: Origin) -> Proxy | None:
         if origin.key not in self._proxies:
             self._proxies[origin.key] = proxy_for(origin)
         return self._proxies[origin.key]
@@ -406,7 +408,7 @@ class ConnectionPool:
                 raise HTTPFailure(f"the upstream request's header {name!r} is not one HTTP "
                                   "can carry (a name that is not a token, or a line break or "
                                   "NUL in its value)")
-        proxy = self.proxy(url)
+        proxy = self._proxy(origin)
         target = origin.target
         if proxy is not None and not origin.tls:  # absolute-form, to the proxy itself
             target = f"http://{origin.netloc}{target}"
