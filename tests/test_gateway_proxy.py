@@ -5,7 +5,10 @@ TLS inside for an https one, credentials from the proxy URL, NO_PROXY, and clear
 from __future__ import annotations
 
 import json
+import os
 import ssl
+import subprocess
+import sys
 from pathlib import Path
 
 import httpx
@@ -125,3 +128,24 @@ def test_a_proxy_of_another_kind_is_refused_at_start(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("HTTPS_PROXY", "socks5://127.0.0.1:1080")
     with pytest.raises(ValueError, match="not an http:// proxy"):
         _gateway("https://127.0.0.1:1")
+
+
+def test_serve_refuses_a_proxy_of_another_kind_without_showing_its_credentials() -> None:
+    command = Path(sys.executable).with_name("llm-stream")
+    environment = {**os.environ, "HTTPS_PROXY": "socks5://user:hush-hush@127.0.0.1:1080"}
+    result = subprocess.run([str(command), "serve", "--upstream", "llm-stream",
+                             "--upstream-url", "https://127.0.0.1:1/v1/stream"],
+                            capture_output=True, text=True, check=False, timeout=60,
+                            env=environment)
+    assert result.returncode == 2
+    assert "not an http:// proxy" in result.stderr
+    assert "hush-hush" not in result.stderr and "Traceback" not in result.stderr
+
+
+def test_serve_help_names_the_variables_it_reads() -> None:
+    command = Path(sys.executable).with_name("llm-stream")
+    result = subprocess.run([str(command), "serve", "--help"], capture_output=True, text=True,
+                            check=True, timeout=60)
+    text = " ".join(result.stdout.split())
+    for name in ("SSL_CERT_FILE", "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY", "NO_PROXY"):
+        assert name in text

@@ -173,11 +173,13 @@ class Response:
         if self._released:
             return
         self._released = True
-        if finishing and not (self.complete or self.failure):
-            self._body.clear()
-            self.on_data = self._drain
-            self._finishing = asyncio.get_running_loop().call_later(FINISH_WAIT, self._settle)
-            return
+        if finishing:
+            self.take()  # not wanted; the socket is read again if it was paused
+            if not (self.complete or self.failure):
+                self.on_data = self._drain
+                self._finishing = asyncio.get_running_loop().call_later(FINISH_WAIT,
+                                                                        self._settle)
+                return
         self._settle()
 
     def _drain(self) -> None:
