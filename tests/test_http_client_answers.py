@@ -154,11 +154,13 @@ def test_a_header_that_would_change_the_request_is_refused(header: tuple[str, st
     assert upstream.requests == 0
 
 
-@pytest.mark.parametrize("where", ["head", "field", "trailers"])
+@pytest.mark.parametrize("where", ["head", "reason", "field", "trailers"])
 def test_a_huge_head_is_refused(where: str) -> None:
     block = b"".join(b"X-Filler-%d: %s\r\n" % (i, b"x" * 1000) for i in range(100))
     if where == "head":
         answer = OK + block + b"Content-Length: 0\r\n\r\n"
+    elif where == "reason":
+        answer = b"HTTP/1.1 200 O" + b"K" * (2 * MAX_HEAD_BYTES) + b"\r\nContent-Length: 0\r\n\r\n"
     elif where == "field":  # one header that never ends, which the parser would keep whole
         answer = OK + b"X-Long: " + b"x" * (2 * MAX_HEAD_BYTES)
     else:

@@ -309,6 +309,9 @@ class _Connection(asyncio.Protocol):
             raise _Refused("the upstream sent bytes after its answer")
         self._head_bytes = 0
 
+    def on_status(self, reason: bytes) -> None:
+        self._head_bytes += len(reason)
+
     def on_header(self, name: bytes, value: bytes) -> None:
         assert self.response is not None
         self._head_bytes += len(name) + len(value) + 4
