@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import httpx
@@ -117,3 +119,20 @@ def test_a_corrupt_compressed_body_ends_the_stream_with_an_error(tmp_path: Path)
     events = checked(response.content, tmp_path)
     assert [e["type"] for e in events][-2:] == ["error", "stream.end"]
     assert events[-2]["code"] == "truncated" and "corrupt" in events[-2]["message"]
+
+
+def test_a_connection_whose_body_ends_after_stream_end_is_reused(tmp_path: Path) -> None:
+    """The relay is done at stream.end; the chunked body's last bytes may come a moment later
+    (an upstream that flushes them apart, a proxy): the connection still serves the next
+    stream rather than costing it a new connection (a TLS handshake, with a real vendor)."""
+    async def late_end() -> AsyncIterator[bytes]:
+        for chunk in _recorded():
+            yield chunk
+        await asyncio.sleep(0.05)
+
+    upstream = ReplayServer(lambda _: Reply(stream=late_end))
+    with upstream.running() as upstream_url, serving_upstream(_gateway(upstream_url)) as url:
+        for _ in range(2):
+            assert checked(_post(url).content, tmp_path)[-1]["type"] == "stream.end"
+            time.sleep(0.3)  # the next stream comes once the body has ended
+    assert (upstream.hung_up, upstream.connections) == (0, 1)

@@ -46,7 +46,12 @@ def configure(command: argparse.ArgumentParser) -> None:
                          help="where answers come from (default: the mock model)")
     command.add_argument("--upstream-url", metavar="URL",
                          help="the upstream's base URL (default: the vendor's public API; "
-                         "any OpenAI-compatible server with --upstream openai-chat)")
+                         "any OpenAI-compatible server with --upstream openai-chat); an "
+                         "https upstream's certificate is checked against the system's CAs, "
+                         "certifi's and those of the files SSL_CERT_FILE and SSL_CERT_DIR "
+                         "name; the upstream is reached through the http:// proxy that "
+                         "HTTPS_PROXY, HTTP_PROXY or ALL_PROXY names, unless NO_PROXY lists "
+                         "its host")
     command.add_argument("--api-key-env", metavar="NAME",
                          help="the environment variable holding the upstream's key (default: "
                          + ", ".join(f"{f.key_env} for {f.name}" for f in FORMATS.values()

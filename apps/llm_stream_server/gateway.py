@@ -114,6 +114,7 @@ class Gateway:
         self.api_key = api_key
         self.pool = ConnectionPool(max_connections=connections, max_idle=connections,
                                    connect_timeout=CONNECT_TIMEOUT, read_timeout=silence)
+        self.pool.proxy(self.base_url)  # a proxy it cannot use is refused at start
 
     @property
     def name(self) -> str:
@@ -134,9 +135,10 @@ class Gateway:
             **self.vendor.headers,
             **(self.vendor.auth(self.api_key) if self.api_key else {}),
         }
+        url = self.base_url + self.vendor.path(request["model"])
         try:
             response = await self.pool.post(
-                self.base_url + self.vendor.path(request["model"]), headers,
+                url, headers,
                 json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
         except HTTPFailure as failure:
             if failure.timeout:
@@ -145,7 +147,10 @@ class Gateway:
         if response.status != 200:
             refusal = await response.read(ERROR_BODY_BYTES, CONNECT_TIMEOUT)
             response.close()
-            raise upstream_failure(response.status, refusal, response.headers)
+            answer = upstream_failure(response.status, refusal, response.headers)
+            if (proxy := self.pool.proxy(url)) is not None:  # the proxy may be who answered
+                answer.message += f" (through the proxy {proxy.host}:{proxy.port})"
+            raise answer
         if response.failure is not None:
             response.close()
             raise ErrorReply(502, "internal_error", response.failure)
@@ -165,6 +170,8 @@ class TranslatedFeed(EventFeed):
         self._reader = reader
         self._vendor = vendor
         self._closed = False
+        self._ended = False
+        """stream.end has come: the reader wants nothing more of the body."""
         response.on_data = self.wake
 
     def take(self) -> EventBatch:
@@ -175,6 +182,8 @@ class TranslatedFeed(EventFeed):
         if not (data or response.complete or response.failure):
             return []  # woken for nothing, or taken twice
         events: EventBatch = self._reader.feed(data)
+        if events and events[-1].get("type") == "stream.end":
+            self._ended = True
         if response.complete:
             events = [*events, *self._reader.close()]
             self._close()
@@ -192,7 +201,7 @@ class TranslatedFeed(EventFeed):
         if self._closed:
             return
         self._closed = True
-        self._response.close()
+        self._response.close(finishing=self._ended)
         if self._reader.diagnostics:
             LOGGER.warning("%s upstream stream: %s", self._vendor, ", ".join(
                 f"{d.rule}@{d.line}" for d in self._reader.diagnostics[:20]))

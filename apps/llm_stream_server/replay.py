@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
@@ -66,7 +67,7 @@ class ReplayServer:
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         try:
-            while (request := await _read_request(reader)) is not None:
+            while (request := await read_request(reader)) is not None:
                 self.received.append(request)
                 reply = self.responder(request)
                 if not isinstance(reply, Reply):
@@ -116,49 +117,64 @@ class ReplayServer:
         self.hung_up += 1
         self.hung_up_event.set()
 
-    @contextlib.contextmanager
     def running(
-        self, loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
-    ) -> Iterator[str]:
-        """Serve on 127.0.0.1 in a thread of its own, on a loop `loop_factory` makes; yields
-        the base URL."""
-        loop = loop_factory()
-        started = threading.Event()
-        port: list[int] = []
-        stop = loop.create_future()
+        self, loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop,
+        tls: ssl.SSLContext | None = None,
+    ) -> contextlib.AbstractContextManager[str]:
+        """Serve on 127.0.0.1 in a thread of its own, on a loop `loop_factory` makes, over
+        TLS with `tls`; yields the base URL."""
+        return serving_connections(self.handle, loop_factory, tls)
 
-        handlers: set[asyncio.Task[None]] = set()
 
-        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            task = asyncio.current_task()
-            assert task is not None
-            handlers.add(task)
-            try:
-                await self.handle(reader, writer)
-            except asyncio.CancelledError:
-                pass  # the server is stopping: nothing is left to answer
-            finally:
-                handlers.discard(task)
+ConnectionHandler = Callable[[asyncio.StreamReader, asyncio.StreamWriter], Awaitable[None]]
 
-        async def serve() -> None:
-            server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024)
-            port.append(server.sockets[0].getsockname()[1])
-            started.set()
-            async with server:
-                await stop
-            for task in list(handlers):
-                task.cancel()
-            await asyncio.gather(*handlers, return_exceptions=True)
 
-        thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
-        thread.start()
-        started.wait(10)
+@contextlib.contextmanager
+def serving_connections(
+    handler: ConnectionHandler,
+    loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop,
+    tls: ssl.SSLContext | None = None,
+) -> Iterator[str]:
+    """Serve every connection to a port of 127.0.0.1 with `handler`, in a thread of its own,
+    on a loop `loop_factory` makes, over TLS with `tls`; yields the base URL. Handlers still
+    running when the block ends are cancelled."""
+    loop = loop_factory()
+    started = threading.Event()
+    port: list[int] = []
+    stop = loop.create_future()
+
+    handlers: set[asyncio.Task[None]] = set()
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        handlers.add(task)
         try:
-            yield f"http://127.0.0.1:{port[0]}"
+            await handler(reader, writer)
+        except asyncio.CancelledError:
+            pass  # the server is stopping: nothing is left to answer
         finally:
-            loop.call_soon_threadsafe(stop.set_result, None)
-            thread.join(10)
-            loop.close()
+            handlers.discard(task)
+
+    async def serve() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0, backlog=1024, ssl=tls)
+        port.append(server.sockets[0].getsockname()[1])
+        started.set()
+        async with server:
+            await stop
+        for task in list(handlers):
+            task.cancel()
+        await asyncio.gather(*handlers, return_exceptions=True)
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(serve(),), daemon=True)
+    thread.start()
+    started.wait(10)
+    try:
+        yield f"{'https' if tls else 'http'}://127.0.0.1:{port[0]}"
+    finally:
+        loop.call_soon_threadsafe(stop.set_result, None)
+        thread.join(10)
+        loop.close()
 
 
 async def _body(reply: Reply) -> AsyncIterator[bytes]:
@@ -170,7 +186,7 @@ async def _body(reply: Reply) -> AsyncIterator[bytes]:
         yield chunk
 
 
-async def _read_request(reader: asyncio.StreamReader) -> Received | None:
+async def read_request(reader: asyncio.StreamReader) -> Received | None:
     """One request off the connection; None when the client closed it between requests."""
     try:
         head = await reader.readuntil(b"\r\n\r\n")
