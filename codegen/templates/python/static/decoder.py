@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from enum import Enum
-from functools import cache
+from functools import cache, partial
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -708,134 +708,13 @@ class Decoder:
         """Account for an event of a registered type that breaks no rule, as `_event` would,
         for a fraction of its cost; else False, and nothing changed.
 
-        It checks what `_event` checks, all of it before changing anything, from the tables
-        read once per type (`_Plan`). `obj` is the event's JSON object, or its model's fields
-        when `validated` (typed mode built the model, so its schema holds).
+        It checks what `_event` checks, all of it before changing anything, by the function
+        made for the event's type (`_QUICK`), which weighs only what that type's plan holds.
+        `obj` is the event's JSON object, or its model's fields when `validated` (typed mode
+        built the model, so its schema holds).
         """
-        plan = _PLANS.get(kind)
-        if plan is None:
-            return False
-        (place, moves, block_moves, block_kind, limit, completes, fragments, builds,
-         closes_with, checks, counted, integers) = plan
-        seq = obj.get("seq")
-        if seq != (0 if self._first and place == "first" else self._expected_seq) or (
-            seq > _SEQ_MAX  # the model's type, version and seq, an int from 0, are its schema's
-        ):
-            return False
-        if not validated:
-            if (
-                type(seq) is not int
-                or seq < 0
-                or obj.get("v") != _VERSION
-                or obj.get("type") != kind
-            ):
-                return False
-            for name in integers:  # an integral float leaves the general path to convert
-                if type(obj.get(name)) is float:
-                    return False
-            if self._validates and not EVENT_CHECKS[kind](obj):
-                return False
-        state = self._state
-        target = moves.get(state)
-        if target is None:
-            return False
-        index: Any = None
-        block = block_target = ""
-        joining = None
-        if block_moves:
-            index = obj.get("index")
-            if type(index) is not int:
-                return False
-            blocks = self._blocks
-            block = blocks.get(index, "")
-            if not block:
-                if len(blocks) >= self._max_blocks:
-                    return False
-                block = life.BLOCK_INITIAL
-            block_target = block_moves.get(block, "")
-            if not block_target:
-                return False
-            joining = self._joining.get(index) if self._joining else None
-            if place == "block":
-                established = self._block_kinds.get(index)
-                completed = self._completed.get(index) if self._completed else None
-                if (
-                    block_kind is None
-                    or (established is not None and established != block_kind)
-                    or (completed is not None and kind != completed)
-                    or (limit is not None and self._block_counts.get((index, kind), 0) >= limit)
-                ):
-                    return False
-                if fragments is not None:
-                    if index in self._built or (
-                        joining is None
-                        and any(obj.get(name) is None for name in fragments.carries)
-                    ):
-                        return False
-                elif builds and joining is not None and not joining.built(obj):
-                    return False
-            else:
-                reason = obj.get("stop_reason")
-                wanted = self._closes_with.get(index)
-                if (wanted is not None and reason != wanted[1]) or (
-                    joining is not None and reason != joining.of.unless_stop_reason
-                ):
-                    return False
-        memos = self._fields_hold(obj, checks) if checks else ()
-        if memos is None or (target == life.STREAM_FINAL and not self._ends_well(kind, target)):
-            return False
-        # Every check held: the changes `_sequence`, `_lifecycle` and `_block` make.
-        self._placed = True
-        self._end_rejected = False
-        self._expected_seq = seq + 1
-        self._first = False
-        if target != state:
-            self._state = target
-            self._steady.clear()
-            if target == life.FAILED_STATE:
-                self._failed = True
-        if counted:
-            self._counts[kind] = self._counts.get(kind, 0) + 1
-        if block:
-            self._blocks[index] = block_target
-            if block_target != block:
-                self._steady.pop(index, None)
-            if place == "block":
-                self._block_kinds[index] = block_kind  # type: ignore[assignment]
-                if completes:
-                    self._completed[index] = kind
-                    self._steady.pop(index, None)
-                if fragments is not None:
-                    if joining is None:
-                        carried = {name: obj.get(name) for name in fragments.carries}
-                        joining = self._joining[index] = _Joining(kind, fragments, carried)
-                    joining.add(obj.get(fragments.field))
-                elif builds:
-                    self._built.add(index)
-                    if joining is not None:
-                        del self._joining[index]
-                if limit is not None:
-                    key = (index, kind)
-                    self._block_counts[key] = self._block_counts.get(key, 0) + 1
-                if closes_with is not None:
-                    self._closes_with[index] = (kind, closes_with)
-                elif (
-                    kind in _STEADY_KINDS
-                    and index not in self._completed
-                    and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
-                ):
-                    self._steady[index] = self._steady_entry(kind)
-            elif joining is not None:
-                del self._joining[index]
-        for memo, key, value in memos:
-            if memo == "unique":
-                seen = self._seen.get(key)
-                if seen is None:
-                    seen = self._seen[key] = set()
-                seen.add(value)
-            else:
-                self._last_value[key] = value
-        return True
+        quick = _QUICK.get(kind)
+        return quick is not None and quick(self, obj, validated)
 
     def _ends_well(self, kind: str, target: str) -> bool:
         """Whether `_at_end` would find nothing, at an event of this type that moves the
@@ -849,44 +728,6 @@ class Decoder:
             if self._counts.get(expected, 0) + (expected == kind) < minimum:
                 return False
         return True
-
-    def _fields_hold(
-        self, obj: Mapping[str, Any], checks: tuple[tuple[str, str, tuple[str, str]], ...]
-    ) -> list[tuple[str, tuple[str, str], Any]] | None:
-        """What `_field_check` would remember of the event, as (check, key, value), if every
-        check of `life.FIELD_CHECKS` holds as it judges it; else None. Changes nothing. A check
-        it does not know does not hold."""
-        memos: list[tuple[str, tuple[str, str], Any]] = []
-        for check, field, key in checks:
-            value = obj.get(field)
-            if check == "non-decreasing":  # the commonest: usage, in every stream
-                if type(value) is int:
-                    last = self._last_value.get(key)
-                    if last is not None and value < last:
-                        return None
-                    memos.append((check, key, value))
-            elif check == "json-text":
-                if type(value) is str:
-                    try:
-                        loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
-                    except ValueError:
-                        return None
-            elif check == "unique":
-                if type(value) is str or type(value) is int:
-                    seen = self._seen.get(key, ())
-                    if value in seen or len(seen) >= self._max_blocks:
-                        return None
-                    memos.append((check, key, value))
-            elif check == "declared-tool":
-                if self.tools is not None and type(value) is str and value not in self.tools:
-                    return None
-            elif check == "echoes-request-metadata":
-                wanted = (self.request_metadata or {}).get(field)
-                if wanted is not None and value != wanted:
-                    return None
-            else:
-                return None
-        return memos
 
     def _general(
         self,
@@ -1284,6 +1125,371 @@ class _Joining:
         if self._hash is None or type(whole) is not str:
             return True
         return bool(self._hash.digest() == hashlib.sha256(whole.encode()).digest())
+
+
+_QuickPath = Callable[[Decoder, Mapping[str, Any], bool], bool]
+"""The quick path of one event type (`Decoder._quick`): the decoder, the event's object (or
+its model's fields, when validated), whether typed mode validated it."""
+_Test = Callable[[Decoder, Mapping[str, Any]], bool]
+_Memo = Callable[[Decoder, Mapping[str, Any]], None]
+
+
+def _never(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+    """The quick path of a type whose plan holds what it cannot weigh: the general path
+    decides every such event."""
+    return False
+
+
+def _envelope_holds(kind: str, plan: _Plan) -> Callable[[Decoder, Mapping[str, Any]], bool]:
+    """What typed mode's model guarantees and an object must show: version, type, seq an int
+    from 0, integers not written as floats (the general path converts them), its schema."""
+    integers = plan.integers
+    check = EVENT_CHECKS[kind]
+
+    def holds(decoder: Decoder, obj: Mapping[str, Any]) -> bool:
+        seq = obj.get("seq")
+        if type(seq) is not int or seq < 0 or obj.get("v") != _VERSION or obj.get("type") != kind:
+            return False
+        for name in integers:
+            if type(obj.get(name)) is float:
+                return False
+        return not decoder._validates or check(obj)
+
+    return holds
+
+
+def _field_tests(
+    checks: tuple[tuple[str, str, tuple[str, str]], ...]
+) -> tuple[tuple[_Test, ...], tuple[_Memo, ...]] | None:
+    """The plan's field checks (`life.FIELD_CHECKS`) as tests, one per kind of check, judging
+    each as `Decoder._field_check` does and changing nothing, and the memos that change what
+    that remembers; None for a check it does not know, which the quick path does not take."""
+    grouped: dict[str, list[tuple[str, tuple[str, str]]]] = {}
+    for check, field, key in checks:
+        grouped.setdefault(check, []).append((field, key))
+    tests: list[_Test] = []
+    memos: list[_Memo] = []
+    for check, pairs in grouped.items():
+        known = _FIELD_TESTS.get(check)
+        if known is None:
+            return None
+        test, memo = known
+        tests.append(partial(test, tuple(pairs)))
+        if memo is not None:
+            memos.append(partial(memo, tuple(pairs)))
+    return tuple(tests), tuple(memos)
+
+
+_Fields = tuple[tuple[str, tuple[str, str]], ...]
+"""The fields one kind of check weighs in an event type, each with the key of what it
+remembers."""
+
+
+def _not_below(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> bool:
+    for field, key in fields:
+        value = obj.get(field)
+        if type(value) is int:
+            last = decoder._last_value.get(key)
+            if last is not None and value < last:
+                return False
+    return True
+
+
+def _remember_last(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> None:
+    for field, key in fields:
+        value = obj.get(field)
+        if type(value) is int:
+            decoder._last_value[key] = value
+
+
+def _json_text(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> bool:
+    for field, _ in fields:
+        value = obj.get(field)
+        if type(value) is str:
+            try:
+                loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
+            except ValueError:
+                return False
+    return True
+
+
+def _unused(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> bool:
+    for field, key in fields:
+        value = obj.get(field)
+        if type(value) is str or type(value) is int:
+            seen = decoder._seen.get(key, ())
+            if value in seen or len(seen) >= decoder._max_blocks:
+                return False
+    return True
+
+
+def _remember_seen(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> None:
+    for field, key in fields:
+        value = obj.get(field)
+        if type(value) is str or type(value) is int:
+            seen = decoder._seen.get(key)
+            if seen is None:
+                seen = decoder._seen[key] = set()
+            seen.add(value)
+
+
+def _declared(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> bool:
+    tools = decoder.tools
+    if tools is not None:
+        for field, _ in fields:
+            value = obj.get(field)
+            if type(value) is str and value not in tools:
+                return False
+    return True
+
+
+def _echoes(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> bool:
+    metadata = decoder.request_metadata or {}
+    for field, _ in fields:
+        wanted = metadata.get(field)
+        if wanted is not None and obj.get(field) != wanted:
+            return False
+    return True
+
+
+_FIELD_TESTS: dict[str, tuple[Callable[..., bool], Callable[..., None] | None]] = {
+    "non-decreasing": (_not_below, _remember_last),
+    "json-text": (_json_text, None),
+    "unique": (_unused, _remember_seen),
+    "declared-tool": (_declared, None),
+    "echoes-request-metadata": (_echoes, None),
+}
+"""Each field check of `life.FIELD_CHECKS` the quick path knows: its test and its memo."""
+
+
+def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of one event type: what `_event` checks and changes for it, with the
+    plan's tables bound and nothing weighed that the type's plan does not hold."""
+    fields = _field_tests(plan.checks)
+    if fields is None:
+        return _never
+    if plan.block_moves:
+        if plan.place != "block":
+            return _block_end_path(kind, plan, *fields)
+        if plan.block_kind is None:
+            return _never
+        return _block_path(kind, plan, *fields)
+    return _stream_path(kind, plan, *fields)
+
+
+def _stream_path(
+    kind: str, plan: _Plan, tests: tuple[_Test, ...], memos: tuple[_Memo, ...]
+) -> _QuickPath:
+    """An event type outside the blocks: stream.start, usage, error, stream.end."""
+    moves, counted, first = plan.moves, plan.counted, plan.place == "first"
+    ends = life.STREAM_FINAL in moves.values()
+    envelope = _envelope_holds(kind, plan)
+    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != (0 if first and decoder._first else decoder._expected_seq) or seq > _SEQ_MAX:
+            return False
+        if not validated and not envelope(decoder, obj):
+            return False
+        state = decoder._state
+        target = moves.get(state)
+        if target is None:
+            return False
+        for test in tests:
+            if not test(decoder, obj):
+                return False
+        if ends and target == final and not decoder._ends_well(kind, target):
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle` and `_field_check` make.
+        decoder._placed = True
+        decoder._end_rejected = False
+        decoder._expected_seq = seq + 1
+        decoder._first = False
+        if target != state:
+            decoder._state = target
+            decoder._steady.clear()
+            if target == failed:
+                decoder._failed = True
+        if counted:
+            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        for memo in memos:
+            memo(decoder, obj)
+        return True
+
+    return quick
+
+
+def _block_path(
+    kind: str, plan: _Plan, tests: tuple[_Test, ...], memos: tuple[_Memo, ...]
+) -> _QuickPath:
+    """An event type within a block: content.delta, tool.call, and the like."""
+    moves, block_moves, block_kind = plan.moves, plan.block_moves, plan.block_kind
+    limit, completes, fragments, builds = plan.limit, plan.completes, plan.fragments, plan.builds
+    counted = plan.counted
+    closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
+    carries = () if fragments is None else fragments.carries
+    steady = kind in _STEADY_KINDS
+    ends = life.STREAM_FINAL in moves.values()
+    envelope = _envelope_holds(kind, plan)
+    final, failed, initial = life.STREAM_FINAL, life.FAILED_STATE, life.BLOCK_INITIAL
+
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != decoder._expected_seq or seq > _SEQ_MAX:
+            return False
+        if not validated and not envelope(decoder, obj):
+            return False
+        state = decoder._state
+        target = moves.get(state)
+        index = obj.get("index")
+        if target is None or type(index) is not int:
+            return False
+        blocks = decoder._blocks
+        block = blocks.get(index)
+        if block is None:
+            if len(blocks) >= decoder._max_blocks:
+                return False
+            block = initial
+        block_target = block_moves.get(block)
+        if block_target is None:
+            return False
+        established = decoder._block_kinds.get(index)
+        if established is not None and established != block_kind:
+            return False
+        completed = decoder._completed.get(index) if decoder._completed else None
+        if completed is not None and completed != kind:
+            return False
+        if limit is not None and decoder._block_counts.get((index, kind), 0) >= limit:
+            return False
+        joining = decoder._joining.get(index) if decoder._joining else None
+        if fragments is not None:
+            if index in decoder._built or (
+                joining is None and any(obj.get(name) is None for name in carries)
+            ):
+                return False
+        elif builds and joining is not None and not joining.built(obj):
+            return False
+        for test in tests:
+            if not test(decoder, obj):
+                return False
+        if ends and target == final and not decoder._ends_well(kind, target):
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
+        # `_field_check` make.
+        decoder._placed = True
+        decoder._end_rejected = False
+        decoder._expected_seq = seq + 1
+        decoder._first = False
+        if target != state:
+            decoder._state = target
+            decoder._steady.clear()
+            if target == failed:
+                decoder._failed = True
+        if counted:
+            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        blocks[index] = block_target
+        if block_target != block:
+            decoder._steady.pop(index, None)
+        decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
+        if completes:
+            decoder._completed[index] = kind
+            decoder._steady.pop(index, None)
+        if fragments is not None:
+            if joining is None:
+                carried = {name: obj.get(name) for name in carries}
+                joining = decoder._joining[index] = _Joining(kind, fragments, carried)
+            joining.add(obj.get(fragments.field))
+        elif builds:
+            decoder._built.add(index)
+            if joining is not None:
+                del decoder._joining[index]
+        if limit is not None:
+            key = (index, kind)
+            decoder._block_counts[key] = decoder._block_counts.get(key, 0) + 1
+        if closes_with is not None:
+            decoder._closes_with[index] = closes_with
+        elif (
+            steady
+            and index not in decoder._completed
+            and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
+        ):
+            decoder._steady[index] = decoder._steady_entry(kind)
+        for memo in memos:
+            memo(decoder, obj)
+        return True
+
+    return quick
+
+
+def _block_end_path(
+    kind: str, plan: _Plan, tests: tuple[_Test, ...], memos: tuple[_Memo, ...]
+) -> _QuickPath:
+    """An event type that ends a block: content.stop."""
+    moves, block_moves, counted = plan.moves, plan.block_moves, plan.counted
+    ends = life.STREAM_FINAL in moves.values()
+    envelope = _envelope_holds(kind, plan)
+    final, failed, initial = life.STREAM_FINAL, life.FAILED_STATE, life.BLOCK_INITIAL
+
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != decoder._expected_seq or seq > _SEQ_MAX:
+            return False
+        if not validated and not envelope(decoder, obj):
+            return False
+        state = decoder._state
+        target = moves.get(state)
+        index = obj.get("index")
+        if target is None or type(index) is not int:
+            return False
+        blocks = decoder._blocks
+        block = blocks.get(index)
+        if block is None:
+            if len(blocks) >= decoder._max_blocks:
+                return False
+            block = initial
+        block_target = block_moves.get(block)
+        if block_target is None:
+            return False
+        reason = obj.get("stop_reason")
+        wanted = decoder._closes_with.get(index) if decoder._closes_with else None
+        if wanted is not None and reason != wanted[1]:
+            return False
+        joining = decoder._joining.get(index) if decoder._joining else None
+        if joining is not None and reason != joining.of.unless_stop_reason:
+            return False
+        for test in tests:
+            if not test(decoder, obj):
+                return False
+        if ends and target == final and not decoder._ends_well(kind, target):
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
+        # `_field_check` make.
+        decoder._placed = True
+        decoder._end_rejected = False
+        decoder._expected_seq = seq + 1
+        decoder._first = False
+        if target != state:
+            decoder._state = target
+            decoder._steady.clear()
+            if target == failed:
+                decoder._failed = True
+        if counted:
+            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        blocks[index] = block_target
+        if block_target != block:
+            decoder._steady.pop(index, None)
+        if joining is not None:
+            del decoder._joining[index]
+        for memo in memos:
+            memo(decoder, obj)
+        return True
+
+    return quick
+
+
+_QUICK: dict[str, _QuickPath] = {kind: _quick_path(kind, plan) for kind, plan in _PLANS.items()}
+"""The quick path of each registered event type, made once from its plan."""
 
 
 def _tool_names(tools: Iterable[str | Mapping[str, Any]]) -> frozenset[str]:
