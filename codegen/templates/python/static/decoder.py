@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from enum import Enum
-from functools import cache, partial
+from functools import cache
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -64,7 +64,7 @@ _BUILT_BY = {fragments.event: kind for kind, fragments in life.FRAGMENTS.items()
 
 
 class _Plan(NamedTuple):
-    """What the quick path (`Decoder._quick`) weighs of an event type, from the lifecycle's
+    """What the quick path (`_QUICK`) weighs of an event type, from the lifecycle's
     tables: the same tables, read once per type rather than once per event."""
 
     place: str
@@ -147,7 +147,7 @@ class _Typed(NamedTuple):
     """The model of an event of an unregistered type."""
     whole: Mapping[str, Callable[..., Any]]
     """Every registered type's model parses and validates an event in one step, in pydantic's
-    strict mode, for the hot path and the quick path (`Decoder._quick`): of JSON text with no
+    strict mode, for the hot path and the quick path (`_QUICK`): of JSON text with no
     NaN or Infinity in it, and no null unless its model has every field required
     (`nullable`), every model accepts only what its schema accepts (the differential tests
     hold them to that); `Decoder._sound` makes sure of the text before its model is trusted.
@@ -385,6 +385,8 @@ class Decoder:
         self.tools = None if tools is None else _tool_names(tools)
         self.request_metadata = request_metadata
         self.lifecycle = lifecycle
+        # the quick path of each event type (`_QUICK`): it weighs the lifecycle
+        self._quicks: Mapping[str, _QuickPath] = _QUICK if lifecycle else {}
         self.diagnostics: list[Diagnostic] = []
         self._sse = SSEDecoder(max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes)
         self._state = life.STREAM_INITIAL
@@ -474,7 +476,7 @@ class Decoder:
         Servers flush every event, so this is the commonest chunk of all: it is checked on its
         bytes as `_events` checks it, without building an SSE event first. An event continuing
         an open block in the expected order changes nothing but the next seq (the hot path);
-        any other takes the quick path (`_quick`), and what that does not take the general
+        any other takes the quick path (`_QUICK`), and what that does not take the general
         path, with what was parsed. In typed mode the event is parsed and validated in one
         step (`_Typed.whole`).
         """
@@ -488,6 +490,7 @@ class Decoder:
         event: Any = None
         parsed: Any = _UNPARSED
         expected = self._expected_seq
+        quick = self._quicks.get(kind)
         typed = self._typed
         if typed is not None:
             validate = typed.whole.get(kind)
@@ -512,7 +515,7 @@ class Decoder:
                     event = None  # not to be trusted
                 elif not self._sound(payload, event, kind):
                     event = None
-                elif self._quick(event.__dict__, kind, True):
+                elif quick is not None and quick(self, event.__dict__, True):
                     self._last_line = self._sse.took_whole_event()
                     return [event]
         else:
@@ -543,7 +546,8 @@ class Decoder:
                         self._expected_seq = expected + 1
                         self._last_line = self._sse.took_whole_event()
                         return [event]
-                elif self._sound(payload, event, kind) and self._quick(event, kind, False):
+                elif quick is not None and self._sound(payload, event, kind) and quick(
+                        self, event, False):
                     self._last_line = self._sse.took_whole_event()
                     return [event]
             event = None  # the general path builds no model in this mode
@@ -563,7 +567,7 @@ class Decoder:
         (not an integral float, which equals one: D-INTEGERS), the next seq, above 1 (True ==
         1) and at most the largest. The next seq lives in `expected` while no other path runs.
         Any other event is parsed once (typed: parsed and validated in one step) and tried on
-        the quick path (`_quick`); what that does not take goes down the general path with
+        the quick path (`_QUICK`); what that does not take goes down the general path with
         what was parsed or built. A typed event left there, which has findings or opens the
         lifecycle's rarer cases, is parsed once more as an object for the checks that read
         one."""
@@ -573,7 +577,7 @@ class Decoder:
         sse_found = self._sse.diagnostics
         whole = None if self._typed is None else self._typed.whole
         members = {} if self._typed is None else self._typed.members
-        quick = self._quick if self.lifecycle else None
+        quicks = self._quicks
         expected = self._expected_seq
         pending = self._pending  # changed only on the general path
         try:
@@ -607,9 +611,9 @@ class Decoder:
                                 model = None  # not to be trusted
                             elif not self._sound(data, model, sse_type):
                                 model = None
-                            elif quick is not None:
+                            elif (quick := quicks.get(sse_type)) is not None:
                                 self._expected_seq = expected
-                                if quick(model.__dict__, sse_type, True):
+                                if quick(self, model.__dict__, True):
                                     expected = self._expected_seq
                                     append(model)
                                     continue
@@ -642,9 +646,10 @@ class Decoder:
                                     expected += 1
                                     append(obj)
                                     continue
-                            elif quick is not None and self._sound(data, obj, sse_type):
+                            elif (quick := quicks.get(sse_type)) is not None and self._sound(
+                                    data, obj, sse_type):
                                 self._expected_seq = expected
-                                if quick(obj, sse_type, False):
+                                if quick(self, obj, False):
                                     expected = self._expected_seq
                                     append(obj)
                                     continue
@@ -703,18 +708,6 @@ class Decoder:
         if colons == members or _accounted(text, words, colons, members, fields, kind):
             return True
         return not duplicate_names(text, value)
-
-    def _quick(self, obj: Mapping[str, Any], kind: str, validated: bool) -> bool:
-        """Account for an event of a registered type that breaks no rule, as `_event` would,
-        for a fraction of its cost; else False, and nothing changed.
-
-        It checks what `_event` checks, all of it before changing anything, by the function
-        made for the event's type (`_QUICK`), which weighs only what that type's plan holds.
-        `obj` is the event's JSON object, or its model's fields when `validated` (typed mode
-        built the model, so its schema holds).
-        """
-        quick = _QUICK.get(kind)
-        return quick is not None and quick(self, obj, validated)
 
     def _ends_well(self, kind: str, target: str) -> bool:
         """Whether `_at_end` would find nothing, at an event of this type that moves the
@@ -1128,7 +1121,7 @@ class _Joining:
 
 
 _QuickPath = Callable[[Decoder, Mapping[str, Any], bool], bool]
-"""The quick path of one event type (`Decoder._quick`): the decoder, the event's object (or
+"""The quick path of one event type (`_QUICK`): the decoder, the event's object (or
 its model's fields, when validated), whether typed mode validated it."""
 _Test = Callable[[Decoder, Mapping[str, Any]], bool]
 _Memo = Callable[[Decoder, Mapping[str, Any]], None]
@@ -1158,108 +1151,76 @@ def _envelope_holds(kind: str, plan: _Plan) -> Callable[[Decoder, Mapping[str, A
     return holds
 
 
+_KNOWN_CHECKS = frozenset(
+    {"non-decreasing", "json-text", "unique", "declared-tool", "echoes-request-metadata"})
+"""The field checks of `life.FIELD_CHECKS` that the quick path weighs."""
+
+
 def _field_tests(
     checks: tuple[tuple[str, str, tuple[str, str]], ...]
-) -> tuple[tuple[_Test, ...], tuple[_Memo, ...]] | None:
-    """The plan's field checks (`life.FIELD_CHECKS`) as tests, one per kind of check, judging
-    each as `Decoder._field_check` does and changing nothing, and the memos that change what
-    that remembers; None for a check it does not know, which the quick path does not take."""
-    grouped: dict[str, list[tuple[str, tuple[str, str]]]] = {}
-    for check, field, key in checks:
-        grouped.setdefault(check, []).append((field, key))
-    tests: list[_Test] = []
-    memos: list[_Memo] = []
-    for check, pairs in grouped.items():
-        known = _FIELD_TESTS.get(check)
-        if known is None:
-            return None
-        test, memo = known
-        tests.append(partial(test, tuple(pairs)))
-        if memo is not None:
-            memos.append(partial(memo, tuple(pairs)))
-    return tuple(tests), tuple(memos)
+) -> tuple[_Test | None, _Memo | None] | None:
+    """The plan's field checks (`life.FIELD_CHECKS`) as one test, judging each as
+    `Decoder._field_check` does and changing nothing, and one memo, changing what that
+    remembers; a part the type has none of is skipped on one test of an empty tuple. None
+    for a check the quick path does not know, which leaves the type to the general path."""
+    if any(check not in _KNOWN_CHECKS for check, _, _ in checks):
+        return None
 
+    def of(kind: str) -> tuple[tuple[str, tuple[str, str]], ...]:
+        return tuple((field, key) for check, field, key in checks if check == kind)
 
-_Fields = tuple[tuple[str, tuple[str, str]], ...]
-"""The fields one kind of check weighs in an event type, each with the key of what it
-remembers."""
+    rising, texts, unique = of("non-decreasing"), of("json-text"), of("unique")
+    declared, echoed = of("declared-tool"), of("echoes-request-metadata")
 
-
-def _not_below(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> bool:
-    for field, key in fields:
-        value = obj.get(field)
-        if type(value) is int:
-            last = decoder._last_value.get(key)
-            if last is not None and value < last:
-                return False
-    return True
-
-
-def _remember_last(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> None:
-    for field, key in fields:
-        value = obj.get(field)
-        if type(value) is int:
-            decoder._last_value[key] = value
-
-
-def _json_text(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> bool:
-    for field, _ in fields:
-        value = obj.get(field)
-        if type(value) is str:
-            try:
-                loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
-            except ValueError:
-                return False
-    return True
-
-
-def _unused(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> bool:
-    for field, key in fields:
-        value = obj.get(field)
-        if type(value) is str or type(value) is int:
-            seen = decoder._seen.get(key, ())
-            if value in seen or len(seen) >= decoder._max_blocks:
-                return False
-    return True
-
-
-def _remember_seen(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> None:
-    for field, key in fields:
-        value = obj.get(field)
-        if type(value) is str or type(value) is int:
-            seen = decoder._seen.get(key)
-            if seen is None:
-                seen = decoder._seen[key] = set()
-            seen.add(value)
-
-
-def _declared(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> bool:
-    tools = decoder.tools
-    if tools is not None:
-        for field, _ in fields:
+    def test(decoder: Decoder, obj: Mapping[str, Any]) -> bool:
+        if rising:
+            last_values = decoder._last_value
+            for field, key in rising:
+                value = obj.get(field)
+                if type(value) is int:
+                    last = last_values.get(key)
+                    if last is not None and value < last:
+                        return False
+        for field, _ in texts:
             value = obj.get(field)
-            if type(value) is str and value not in tools:
-                return False
-    return True
+            if type(value) is str:
+                try:
+                    loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
+                except ValueError:
+                    return False
+        for field, key in unique:
+            value = obj.get(field)
+            if type(value) is str or type(value) is int:
+                seen = decoder._seen.get(key, ())
+                if value in seen or len(seen) >= decoder._max_blocks:
+                    return False
+        if declared and decoder.tools is not None:
+            for field, _ in declared:
+                value = obj.get(field)
+                if type(value) is str and value not in decoder.tools:
+                    return False
+        if echoed:
+            metadata = decoder.request_metadata or {}
+            for field, _ in echoed:
+                wanted = metadata.get(field)
+                if wanted is not None and obj.get(field) != wanted:
+                    return False
+        return True
 
+    def memo(decoder: Decoder, obj: Mapping[str, Any]) -> None:
+        for field, key in rising:
+            value = obj.get(field)
+            if type(value) is int:
+                decoder._last_value[key] = value
+        for field, key in unique:
+            value = obj.get(field)
+            if type(value) is str or type(value) is int:
+                seen = decoder._seen.get(key)
+                if seen is None:
+                    seen = decoder._seen[key] = set()
+                seen.add(value)
 
-def _echoes(fields: _Fields, decoder: Decoder, obj: Mapping[str, Any]) -> bool:
-    metadata = decoder.request_metadata or {}
-    for field, _ in fields:
-        wanted = metadata.get(field)
-        if wanted is not None and obj.get(field) != wanted:
-            return False
-    return True
-
-
-_FIELD_TESTS: dict[str, tuple[Callable[..., bool], Callable[..., None] | None]] = {
-    "non-decreasing": (_not_below, _remember_last),
-    "json-text": (_json_text, None),
-    "unique": (_unused, _remember_seen),
-    "declared-tool": (_declared, None),
-    "echoes-request-metadata": (_echoes, None),
-}
-"""Each field check of `life.FIELD_CHECKS` the quick path knows: its test and its memo."""
+    return test if checks else None, memo if rising or unique else None
 
 
 def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
@@ -1278,7 +1239,7 @@ def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
 
 
 def _stream_path(
-    kind: str, plan: _Plan, tests: tuple[_Test, ...], memos: tuple[_Memo, ...]
+    kind: str, plan: _Plan, test: _Test | None, memo: _Memo | None
 ) -> _QuickPath:
     """An event type outside the blocks: stream.start, usage, error, stream.end."""
     moves, counted, first = plan.moves, plan.counted, plan.place == "first"
@@ -1296,9 +1257,8 @@ def _stream_path(
         target = moves.get(state)
         if target is None:
             return False
-        for test in tests:
-            if not test(decoder, obj):
-                return False
+        if test is not None and not test(decoder, obj):
+            return False
         if ends and target == final and not decoder._ends_well(kind, target):
             return False
         # Every check held: the changes `_sequence`, `_lifecycle` and `_field_check` make.
@@ -1313,7 +1273,7 @@ def _stream_path(
                 decoder._failed = True
         if counted:
             decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
-        for memo in memos:
+        if memo is not None:
             memo(decoder, obj)
         return True
 
@@ -1321,7 +1281,7 @@ def _stream_path(
 
 
 def _block_path(
-    kind: str, plan: _Plan, tests: tuple[_Test, ...], memos: tuple[_Memo, ...]
+    kind: str, plan: _Plan, test: _Test | None, memo: _Memo | None
 ) -> _QuickPath:
     """An event type within a block: content.delta, tool.call, and the like."""
     moves, block_moves, block_kind = plan.moves, plan.block_moves, plan.block_kind
@@ -1370,9 +1330,8 @@ def _block_path(
                 return False
         elif builds and joining is not None and not joining.built(obj):
             return False
-        for test in tests:
-            if not test(decoder, obj):
-                return False
+        if test is not None and not test(decoder, obj):
+            return False
         if ends and target == final and not decoder._ends_well(kind, target):
             return False
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
@@ -1415,7 +1374,7 @@ def _block_path(
             and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
         ):
             decoder._steady[index] = decoder._steady_entry(kind)
-        for memo in memos:
+        if memo is not None:
             memo(decoder, obj)
         return True
 
@@ -1423,7 +1382,7 @@ def _block_path(
 
 
 def _block_end_path(
-    kind: str, plan: _Plan, tests: tuple[_Test, ...], memos: tuple[_Memo, ...]
+    kind: str, plan: _Plan, test: _Test | None, memo: _Memo | None
 ) -> _QuickPath:
     """An event type that ends a block: content.stop."""
     moves, block_moves, counted = plan.moves, plan.block_moves, plan.counted
@@ -1458,9 +1417,8 @@ def _block_end_path(
         joining = decoder._joining.get(index) if decoder._joining else None
         if joining is not None and reason != joining.of.unless_stop_reason:
             return False
-        for test in tests:
-            if not test(decoder, obj):
-                return False
+        if test is not None and not test(decoder, obj):
+            return False
         if ends and target == final and not decoder._ends_well(kind, target):
             return False
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
@@ -1481,7 +1439,7 @@ def _block_end_path(
             decoder._steady.pop(index, None)
         if joining is not None:
             del decoder._joining[index]
-        for memo in memos:
+        if memo is not None:
             memo(decoder, obj)
         return True
 
