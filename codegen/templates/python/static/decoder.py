@@ -1121,34 +1121,14 @@ class _Joining:
 
 
 _QuickPath = Callable[[Decoder, Mapping[str, Any], bool], bool]
-"""The quick path of one event type (`_QUICK`): the decoder, the event's object (or
-its model's fields, when validated), whether typed mode validated it."""
-_Test = Callable[[Decoder, Mapping[str, Any]], bool]
-_Memo = Callable[[Decoder, Mapping[str, Any]], None]
+"""The quick path of one event type: the decoder, the event's object (or its model's fields,
+when validated), whether typed mode validated it."""
 
 
 def _never(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
-    """The quick path of a type whose plan holds what it cannot weigh: the general path
-    decides every such event."""
+    """The quick path of a type whose plan holds what the quick path does not know: the
+    general path decides every such event."""
     return False
-
-
-def _envelope_holds(kind: str, plan: _Plan) -> Callable[[Decoder, Mapping[str, Any]], bool]:
-    """What typed mode's model guarantees and an object must show: version, type, seq an int
-    from 0, integers not written as floats (the general path converts them), its schema."""
-    integers = plan.integers
-    check = EVENT_CHECKS[kind]
-
-    def holds(decoder: Decoder, obj: Mapping[str, Any]) -> bool:
-        seq = obj.get("seq")
-        if type(seq) is not int or seq < 0 or obj.get("v") != _VERSION or obj.get("type") != kind:
-            return False
-        for name in integers:
-            if type(obj.get(name)) is float:
-                return False
-        return not decoder._validates or check(obj)
-
-    return holds
 
 
 _KNOWN_CHECKS = frozenset(
@@ -1156,31 +1136,103 @@ _KNOWN_CHECKS = frozenset(
 """The field checks of `life.FIELD_CHECKS` that the quick path weighs."""
 
 
-def _field_tests(
-    checks: tuple[tuple[str, str, tuple[str, str]], ...]
-) -> tuple[_Test | None, _Memo | None] | None:
-    """The plan's field checks (`life.FIELD_CHECKS`) as one test, judging each as
-    `Decoder._field_check` does and changing nothing, and one memo, changing what that
-    remembers; a part the type has none of is skipped on one test of an empty tuple. None
-    for a check the quick path does not know, which leaves the type to the general path."""
-    if any(check not in _KNOWN_CHECKS for check, _, _ in checks):
-        return None
+def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of one event type: what `_event` checks and changes for it, all checks
+    before any change, with the type's plan bound once and its field checks inline; a part
+    of the plan the type has none of costs one test of a bound constant."""
+    if any(check not in _KNOWN_CHECKS for check, _, _ in plan.checks):
+        return _never
+    place, moves, block_moves = plan.place, plan.moves, plan.block_moves
+    block_kind = plan.block_kind
+    in_block = bool(block_moves) and place == "block"
+    if in_block and block_kind is None:
+        return _never
+    first, counted, integers = place == "first", plan.counted, plan.integers
+    limit, completes, fragments, builds = plan.limit, plan.completes, plan.fragments, plan.builds
+    carries = () if fragments is None else fragments.carries
+    closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
+    steady = kind in _STEADY_KINDS
+    ends = life.STREAM_FINAL in moves.values()
+    schema = EVENT_CHECKS[kind]
+    final, failed, initial = life.STREAM_FINAL, life.FAILED_STATE, life.BLOCK_INITIAL
 
-    def of(kind: str) -> tuple[tuple[str, tuple[str, str]], ...]:
-        return tuple((field, key) for check, field, key in checks if check == kind)
+    def of(check: str) -> tuple[tuple[str, tuple[str, str]], ...]:
+        return tuple((field, key) for name, field, key in plan.checks if name == check)
 
     rising, texts, unique = of("non-decreasing"), of("json-text"), of("unique")
     declared, echoed = of("declared-tool"), of("echoes-request-metadata")
 
-    def test(decoder: Decoder, obj: Mapping[str, Any]) -> bool:
-        if rising:
-            last_values = decoder._last_value
-            for field, key in rising:
-                value = obj.get(field)
-                if type(value) is int:
-                    last = last_values.get(key)
-                    if last is not None and value < last:
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+            seq > _SEQ_MAX  # the model's type, version and seq, an int from 0, are its schema's
+        ):
+            return False
+        if not validated:
+            if (
+                type(seq) is not int
+                or seq < 0
+                or obj.get("v") != _VERSION
+                or obj.get("type") != kind
+            ):
+                return False
+            for name in integers:  # an integral float leaves the general path to convert
+                if type(obj.get(name)) is float:
+                    return False
+            if decoder._validates and not schema(obj):
+                return False
+        state = decoder._state
+        target = moves.get(state)
+        if target is None:
+            return False
+        index: Any = None
+        block = block_target = ""
+        joining = None
+        if block_moves:
+            index = obj.get("index")
+            if type(index) is not int:
+                return False
+            blocks = decoder._blocks
+            block = blocks.get(index, "")
+            if not block:
+                if len(blocks) >= decoder._max_blocks:
+                    return False
+                block = initial
+            block_target = block_moves.get(block, "")
+            if not block_target:
+                return False
+            joining = decoder._joining.get(index) if decoder._joining else None
+            if in_block:
+                established = decoder._block_kinds.get(index)
+                completed = decoder._completed.get(index) if decoder._completed else None
+                if (
+                    (established is not None and established != block_kind)
+                    or (completed is not None and kind != completed)
+                    or (limit is not None
+                        and decoder._block_counts.get((index, kind), 0) >= limit)
+                ):
+                    return False
+                if fragments is not None:
+                    if index in decoder._built or (
+                        joining is None and any(obj.get(name) is None for name in carries)
+                    ):
                         return False
+                elif builds and joining is not None and not joining.built(obj):
+                    return False
+            else:
+                reason = obj.get("stop_reason")
+                wanted = decoder._closes_with.get(index) if decoder._closes_with else None
+                if (wanted is not None and reason != wanted[1]) or (
+                    joining is not None and reason != joining.of.unless_stop_reason
+                ):
+                    return False
+        # The field checks, as `_field_check` judges them.
+        for field, key in rising:
+            value = obj.get(field)
+            if type(value) is int:
+                last = decoder._last_value.get(key)
+                if last is not None and value < last:
+                    return False
         for field, _ in texts:
             value = obj.get(field)
             if type(value) is str:
@@ -1191,8 +1243,8 @@ def _field_tests(
         for field, key in unique:
             value = obj.get(field)
             if type(value) is str or type(value) is int:
-                seen = decoder._seen.get(key, ())
-                if value in seen or len(seen) >= decoder._max_blocks:
+                known = decoder._seen.get(key, ())
+                if value in known or len(known) >= decoder._max_blocks:
                     return False
         if declared and decoder.tools is not None:
             for field, _ in declared:
@@ -1205,9 +1257,52 @@ def _field_tests(
                 wanted = metadata.get(field)
                 if wanted is not None and obj.get(field) != wanted:
                     return False
-        return True
-
-    def memo(decoder: Decoder, obj: Mapping[str, Any]) -> None:
+        if ends and target == final and not decoder._ends_well(kind, target):
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
+        # `_field_check` make.
+        decoder._placed = True
+        decoder._end_rejected = False
+        decoder._expected_seq = seq + 1
+        decoder._first = False
+        if target != state:
+            decoder._state = target
+            decoder._steady.clear()
+            if target == failed:
+                decoder._failed = True
+        if counted:
+            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        if block:
+            decoder._blocks[index] = block_target
+            if block_target != block:
+                decoder._steady.pop(index, None)
+            if in_block:
+                decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
+                if completes:
+                    decoder._completed[index] = kind
+                    decoder._steady.pop(index, None)
+                if fragments is not None:
+                    if joining is None:
+                        carried = {name: obj.get(name) for name in carries}
+                        joining = decoder._joining[index] = _Joining(kind, fragments, carried)
+                    joining.add(obj.get(fragments.field))
+                elif builds:
+                    decoder._built.add(index)
+                    if joining is not None:
+                        del decoder._joining[index]
+                if limit is not None:
+                    count = (index, kind)
+                    decoder._block_counts[count] = decoder._block_counts.get(count, 0) + 1
+                if closes_with is not None:
+                    decoder._closes_with[index] = closes_with
+                elif (
+                    steady
+                    and index not in decoder._completed
+                    and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
+                ):
+                    decoder._steady[index] = decoder._steady_entry(kind)
+            elif joining is not None:
+                del decoder._joining[index]
         for field, key in rising:
             value = obj.get(field)
             if type(value) is int:
@@ -1219,228 +1314,6 @@ def _field_tests(
                 if seen is None:
                     seen = decoder._seen[key] = set()
                 seen.add(value)
-
-    return test if checks else None, memo if rising or unique else None
-
-
-def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
-    """The quick path of one event type: what `_event` checks and changes for it, with the
-    plan's tables bound and nothing weighed that the type's plan does not hold."""
-    fields = _field_tests(plan.checks)
-    if fields is None:
-        return _never
-    if plan.block_moves:
-        if plan.place != "block":
-            return _block_end_path(kind, plan, *fields)
-        if plan.block_kind is None:
-            return _never
-        return _block_path(kind, plan, *fields)
-    return _stream_path(kind, plan, *fields)
-
-
-def _stream_path(
-    kind: str, plan: _Plan, test: _Test | None, memo: _Memo | None
-) -> _QuickPath:
-    """An event type outside the blocks: stream.start, usage, error, stream.end."""
-    moves, counted, first = plan.moves, plan.counted, plan.place == "first"
-    ends = life.STREAM_FINAL in moves.values()
-    envelope = _envelope_holds(kind, plan)
-    final, failed = life.STREAM_FINAL, life.FAILED_STATE
-
-    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
-        seq = obj.get("seq")
-        if seq != (0 if first and decoder._first else decoder._expected_seq) or seq > _SEQ_MAX:
-            return False
-        if not validated and not envelope(decoder, obj):
-            return False
-        state = decoder._state
-        target = moves.get(state)
-        if target is None:
-            return False
-        if test is not None and not test(decoder, obj):
-            return False
-        if ends and target == final and not decoder._ends_well(kind, target):
-            return False
-        # Every check held: the changes `_sequence`, `_lifecycle` and `_field_check` make.
-        decoder._placed = True
-        decoder._end_rejected = False
-        decoder._expected_seq = seq + 1
-        decoder._first = False
-        if target != state:
-            decoder._state = target
-            decoder._steady.clear()
-            if target == failed:
-                decoder._failed = True
-        if counted:
-            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
-        if memo is not None:
-            memo(decoder, obj)
-        return True
-
-    return quick
-
-
-def _block_path(
-    kind: str, plan: _Plan, test: _Test | None, memo: _Memo | None
-) -> _QuickPath:
-    """An event type within a block: content.delta, tool.call, and the like."""
-    moves, block_moves, block_kind = plan.moves, plan.block_moves, plan.block_kind
-    limit, completes, fragments, builds = plan.limit, plan.completes, plan.fragments, plan.builds
-    counted = plan.counted
-    closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
-    carries = () if fragments is None else fragments.carries
-    steady = kind in _STEADY_KINDS
-    ends = life.STREAM_FINAL in moves.values()
-    envelope = _envelope_holds(kind, plan)
-    final, failed, initial = life.STREAM_FINAL, life.FAILED_STATE, life.BLOCK_INITIAL
-
-    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
-        seq = obj.get("seq")
-        if seq != decoder._expected_seq or seq > _SEQ_MAX:
-            return False
-        if not validated and not envelope(decoder, obj):
-            return False
-        state = decoder._state
-        target = moves.get(state)
-        index = obj.get("index")
-        if target is None or type(index) is not int:
-            return False
-        blocks = decoder._blocks
-        block = blocks.get(index)
-        if block is None:
-            if len(blocks) >= decoder._max_blocks:
-                return False
-            block = initial
-        block_target = block_moves.get(block)
-        if block_target is None:
-            return False
-        established = decoder._block_kinds.get(index)
-        if established is not None and established != block_kind:
-            return False
-        completed = decoder._completed.get(index) if decoder._completed else None
-        if completed is not None and completed != kind:
-            return False
-        if limit is not None and decoder._block_counts.get((index, kind), 0) >= limit:
-            return False
-        joining = decoder._joining.get(index) if decoder._joining else None
-        if fragments is not None:
-            if index in decoder._built or (
-                joining is None and any(obj.get(name) is None for name in carries)
-            ):
-                return False
-        elif builds and joining is not None and not joining.built(obj):
-            return False
-        if test is not None and not test(decoder, obj):
-            return False
-        if ends and target == final and not decoder._ends_well(kind, target):
-            return False
-        # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
-        # `_field_check` make.
-        decoder._placed = True
-        decoder._end_rejected = False
-        decoder._expected_seq = seq + 1
-        decoder._first = False
-        if target != state:
-            decoder._state = target
-            decoder._steady.clear()
-            if target == failed:
-                decoder._failed = True
-        if counted:
-            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
-        blocks[index] = block_target
-        if block_target != block:
-            decoder._steady.pop(index, None)
-        decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
-        if completes:
-            decoder._completed[index] = kind
-            decoder._steady.pop(index, None)
-        if fragments is not None:
-            if joining is None:
-                carried = {name: obj.get(name) for name in carries}
-                joining = decoder._joining[index] = _Joining(kind, fragments, carried)
-            joining.add(obj.get(fragments.field))
-        elif builds:
-            decoder._built.add(index)
-            if joining is not None:
-                del decoder._joining[index]
-        if limit is not None:
-            key = (index, kind)
-            decoder._block_counts[key] = decoder._block_counts.get(key, 0) + 1
-        if closes_with is not None:
-            decoder._closes_with[index] = closes_with
-        elif (
-            steady
-            and index not in decoder._completed
-            and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
-        ):
-            decoder._steady[index] = decoder._steady_entry(kind)
-        if memo is not None:
-            memo(decoder, obj)
-        return True
-
-    return quick
-
-
-def _block_end_path(
-    kind: str, plan: _Plan, test: _Test | None, memo: _Memo | None
-) -> _QuickPath:
-    """An event type that ends a block: content.stop."""
-    moves, block_moves, counted = plan.moves, plan.block_moves, plan.counted
-    ends = life.STREAM_FINAL in moves.values()
-    envelope = _envelope_holds(kind, plan)
-    final, failed, initial = life.STREAM_FINAL, life.FAILED_STATE, life.BLOCK_INITIAL
-
-    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
-        seq = obj.get("seq")
-        if seq != decoder._expected_seq or seq > _SEQ_MAX:
-            return False
-        if not validated and not envelope(decoder, obj):
-            return False
-        state = decoder._state
-        target = moves.get(state)
-        index = obj.get("index")
-        if target is None or type(index) is not int:
-            return False
-        blocks = decoder._blocks
-        block = blocks.get(index)
-        if block is None:
-            if len(blocks) >= decoder._max_blocks:
-                return False
-            block = initial
-        block_target = block_moves.get(block)
-        if block_target is None:
-            return False
-        reason = obj.get("stop_reason")
-        wanted = decoder._closes_with.get(index) if decoder._closes_with else None
-        if wanted is not None and reason != wanted[1]:
-            return False
-        joining = decoder._joining.get(index) if decoder._joining else None
-        if joining is not None and reason != joining.of.unless_stop_reason:
-            return False
-        if test is not None and not test(decoder, obj):
-            return False
-        if ends and target == final and not decoder._ends_well(kind, target):
-            return False
-        # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
-        # `_field_check` make.
-        decoder._placed = True
-        decoder._end_rejected = False
-        decoder._expected_seq = seq + 1
-        decoder._first = False
-        if target != state:
-            decoder._state = target
-            decoder._steady.clear()
-            if target == failed:
-                decoder._failed = True
-        if counted:
-            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
-        blocks[index] = block_target
-        if block_target != block:
-            decoder._steady.pop(index, None)
-        if joining is not None:
-            del decoder._joining[index]
-        if memo is not None:
-            memo(decoder, obj)
         return True
 
     return quick
