@@ -229,7 +229,9 @@ def bench(session: nox.Session) -> None:
 def load(session: nox.Session) -> None:
     """200 concurrent streams through `llm-stream serve` as a gateway in front of a loopback
     upstream, against the same upstream read directly: order and completeness checked, added
-    latency per event (p50, p99) and throughput reported. Loopback only; stops by itself."""
+    latency per event (p50, p99) and throughput reported. Loopback only; stops by itself. As
+    root its processes are scheduled real-time, ahead of the machine's other work
+    (`nox -s load -- --no-realtime` shares the cores as everything else does)."""
     install(session)
     session.run("python", "bench/load.py", *session.posargs)
 

@@ -337,21 +337,35 @@ def test_the_serve_command_runs_the_mock_model_and_passes_conformance(tmp_path: 
     assert sum('"route":"/v1/stream"' in line for line in lines) == 11
 
 
-def test_ctrl_c_during_a_stream_stops_the_server_at_once_and_quietly() -> None:
+OPENAI_HEADERS = {"Content-Type": "application/json", "Accept": "text/event-stream"}
+
+
+@pytest.mark.parametrize(("route", "headers"), [
+    ("/v1/stream", HEADERS), ("/v1/chat/completions", OPENAI_HEADERS),
+])
+def test_ctrl_c_during_a_stream_ends_it_and_stops_the_server_at_once_and_quietly(
+    route: str, headers: dict[str, str], tmp_path: Path,
+) -> None:
     """uvicorn sends an open stream no disconnect when it stops: without the server ending its
-    streams itself, Ctrl-C waits out the graceful-shutdown timeout and logs a traceback."""
+    streams itself, Ctrl-C waits out the graceful-shutdown timeout and logs a traceback. The
+    client is told (D-SERVER-STOP): an LLM-Stream body ends with error and stream.end, an
+    OpenAI one with an error chunk and [DONE]."""
     command = Path(sys.executable).with_name("llm-stream")
     server = subprocess.Popen([str(command), "serve", "--port", "0", "--mock-token-delay", "30"],
                               stderr=subprocess.PIPE, text=True)
+    body = (request("Hello") if route == "/v1/stream" else
+            {"model": "mock-1", "stream": True,
+             "messages": [{"role": "user", "content": "Hello"}]})
     try:
         assert server.stderr is not None
         url = server.stderr.readline().split("listening on ")[1].split()[0]
-        with httpx.stream("POST", f"{url}/v1/stream", content=json.dumps(request("Hello")),
-                          headers=HEADERS, timeout=10) as response:
-            body = response.iter_bytes()  # kept: a generator dropped closes the stream
-            assert next(body)  # the stream has begun; the mock model waits for its next token
+        with httpx.stream("POST", f"{url}{route}", content=json.dumps(body),
+                          headers=headers, timeout=10) as response:
+            pieces = response.iter_bytes()  # kept: a generator dropped closes the stream
+            received = [next(pieces)]  # the stream has begun; the mock waits for its next token
             started = time.monotonic()
             server.send_signal(signal.SIGINT)
+            received.extend(pieces)
             server.wait(4)
         assert time.monotonic() - started < 4
     finally:
@@ -359,3 +373,14 @@ def test_ctrl_c_during_a_stream_stops_the_server_at_once_and_quietly() -> None:
         _, log = server.communicate()
     assert server.returncode == 0
     assert "Traceback" not in log and "ERROR" not in log, log
+    assert '"outcome":"server_stopped"' in log
+    whole = b"".join(received)
+    if route == "/v1/stream":
+        events = checked(whole, tmp_path)
+        assert [e["type"] for e in events][-2:] == ["error", "stream.end"]
+        assert events[-2]["code"] == "overloaded" and "shutting down" in events[-2]["message"]
+        assert events[-1]["request_id"] == "req-7"
+    else:
+        data = [line[6:] for line in whole.decode().splitlines() if line.startswith("data: ")]
+        assert data[-1] == "[DONE]"
+        assert json.loads(data[-2])["error"]["code"] == "overloaded"

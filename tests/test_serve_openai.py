@@ -9,7 +9,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from openai import BadRequestError, OpenAI
+from openai import APIError, BadRequestError, OpenAI
 from servers import serving_upstream
 
 from llm_stream import Decoder, aggregate
@@ -20,6 +20,7 @@ from llm_stream_server.gateway import FORMATS, Gateway
 from llm_stream_server.mock import MockModel, MockTiming
 from llm_stream_server.relay import Deadlines
 from llm_stream_server.replay import ReplayServer, Reply
+from llm_stream_server.streaming import stop_streams
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR = ROOT / "spec" / "examples" / "vendor"
@@ -42,6 +43,19 @@ def test_the_openai_sdk_streams_text() -> None:
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
     assert chunks[-1].usage is not None and chunks[-1].usage.completion_tokens == 5
     assert {c.id for c in chunks} == {chunks[0].id} and chunks[0].model == "mock-1"
+
+
+def test_the_openai_sdk_is_told_when_the_server_stops_mid_stream() -> None:
+    """D-SERVER-STOP on the OpenAI route: an error chunk, which the SDK raises, then [DONE]."""
+    with serving_upstream(MockModel(MockTiming(token_delay=30))) as url:
+        client = OpenAI(base_url=f"{url}/v1", api_key="unused", max_retries=0)
+        stream = client.chat.completions.create(
+            model="mock-1", messages=[{"role": "user", "content": "Hello"}], stream=True)
+        first = next(iter(stream))  # the mock model now waits 30 s for its next token
+        stop_streams()
+        with pytest.raises(APIError, match="shutting down"):
+            list(stream)
+    assert first.choices[0].delta.role == "assistant"
 
 
 def test_the_openai_sdk_receives_tool_calls_streaming_and_not() -> None:

@@ -32,7 +32,7 @@ from .access_log import StreamRecord
 from .completion import fold
 from .errors import ErrorReply
 from .negotiation import EVENT_STREAM, Wire, accepts, asks_for_llm_stream, request_wire
-from .relay import Deadlines, Framing, LLMStreamFraming, Progress, relay
+from .relay import Deadlines, Framing, LLMStreamFraming, Progress, Relay
 from .streaming import EventStreamResponse
 from .upstream import Upstream
 
@@ -129,10 +129,10 @@ class _Server:
         self, checked: Mapping[str, Any], writer: OpenAIChatWriter, record: StreamRecord
     ) -> Response:
         """The whole answer at once: the writer's chunks, folded."""
-        batches = await self.upstream.open(checked)
+        feed = await self.upstream.open(checked)
         progress = Progress(start_fields(checked), record)
-        chunks = [piece async for piece in relay(batches, writer, progress,
-                                                 self.options.deadlines)]
+        chunks = [piece async for piece in Relay(feed, writer, progress,
+                                                 self.options.deadlines).pieces()]
         completion, error = fold(b"".join(chunks))
         if error is not None:  # the access log has its line, from the relay
             return ErrorReply(502, str(error.get("code") or "internal_error"),
@@ -152,10 +152,10 @@ class _Server:
     async def _stream(
         self, checked: Mapping[str, Any], framing: Framing, record: StreamRecord
     ) -> Response:
-        batches = await self.upstream.open(checked)
-        progress = Progress(start_fields(checked), record)
-        return EventStreamResponse(
-            relay(batches, framing, progress, self.options.deadlines), STREAM_HEADERS)
+        feed = await self.upstream.open(checked)
+        body = Relay(feed, framing, Progress(start_fields(checked), record),
+                     self.options.deadlines)
+        return EventStreamResponse(body.pieces(), STREAM_HEADERS, stop=body.stop)
 
     def _refuse(self, refusal: ErrorReply, wire: Wire, record: StreamRecord) -> Response:
         record.status = refusal.status

@@ -16,17 +16,19 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import httpx
-
 from llm_stream import Decoder, Diagnostic
 from llm_stream.registry import REQUEST_MEDIA_TYPE, RESPONSE_PROFILE_MEDIA_TYPE
 from llm_stream.translate import TranslationError, request_path, request_to, stream_translator
 
 from .errors import ErrorReply, upstream_failure
-from .upstream import EventStream, UpstreamBroke
+from .http_client import ConnectionPool, HTTPFailure, Response
+from .upstream import EventBatch, EventFeed, UpstreamBroke
 
 LOGGER = logging.getLogger("llm_stream_server.gateway")
 ERROR_BODY_BYTES = 1 << 16
+CONNECT_TIMEOUT = 10.0
+"""Seconds to connect (and to read an error's body); the answer's head may take as long as the
+silence deadline."""
 
 
 class StreamReader(Protocol):
@@ -104,26 +106,27 @@ class Gateway:
         silence: float,
         connections: int = 1000,
     ) -> None:
+        if api_key is not None and not (api_key.isascii() and api_key.isprintable()):
+            raise ValueError("the upstream's key holds a character a header cannot carry "
+                             "(a line break?)")
         self.vendor = vendor
         self.base_url = base_url.rstrip("/")
         self.api_key = api_key
-        self.client = httpx.AsyncClient(
-            timeout=httpx.Timeout(10.0, read=silence),
-            limits=httpx.Limits(max_connections=connections,
-                                max_keepalive_connections=min(connections, 100)),
-        )
+        self.pool = ConnectionPool(max_connections=connections, max_idle=connections,
+                                   connect_timeout=CONNECT_TIMEOUT, read_timeout=silence)
 
     @property
     def name(self) -> str:
         return self.vendor.name
 
-    async def open(self, request: Mapping[str, Any]) -> EventStream:
+    async def open(self, request: Mapping[str, Any]) -> EventFeed:
         try:
             body = self.vendor.body(request)
         except TranslationError as refused:
             raise ErrorReply(400, "invalid_request",
                              f"{self.vendor.name} cannot express {refused}",
                              param=refused.field or None) from None
+        reader = self.vendor.reader(request)
         headers = {
             "Content-Type": self.vendor.content_type,
             "Accept": self.vendor.accept,
@@ -131,57 +134,68 @@ class Gateway:
             **self.vendor.headers,
             **(self.vendor.auth(self.api_key) if self.api_key else {}),
         }
-        outgoing = self.client.build_request(
-            "POST", self.base_url + self.vendor.path(request["model"]), headers=headers,
-            content=json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
         try:
-            response = await self.client.send(outgoing, stream=True)
-        except httpx.TimeoutException:
-            raise ErrorReply(504, "upstream_timeout",
-                             "the upstream did not answer in time") from None
-        except httpx.HTTPError as exc:
-            raise ErrorReply(502, "internal_error",
-                             f"the upstream could not be reached ({type(exc).__name__})") from None
-        if response.status_code != 200:
-            refusal = await _error_body(response)
-            raise upstream_failure(response.status_code, refusal, response.headers)
-        return self._events(response, self.vendor.reader(request))
-
-    async def _events(self, response: httpx.Response, reader: StreamReader) -> EventStream:
-        encoded = response.headers.get("content-encoding", "identity").lower() != "identity"
-        try:
-            # the raw bytes, unless the upstream compressed them: no decoding layer per chunk
-            async for chunk in response.aiter_bytes() if encoded else response.aiter_raw():
-                events = reader.feed(chunk)
-                if events:
-                    yield events
-            tail = reader.close()
-            if tail:
-                yield tail
-        except httpx.HTTPError as exc:
-            raise UpstreamBroke(
-                "truncated",
-                f"the upstream connection failed mid-stream ({type(exc).__name__})") from None
-        finally:
-            await response.aclose()
-            if reader.diagnostics:
-                LOGGER.warning("%s upstream stream: %s", self.vendor.name, ", ".join(
-                    f"{d.rule}@{d.line}" for d in reader.diagnostics[:20]))
+            response = await self.pool.post(
+                self.base_url + self.vendor.path(request["model"]), headers,
+                json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode())
+        except HTTPFailure as failure:
+            if failure.timeout:
+                raise ErrorReply(504, "upstream_timeout", str(failure)) from None
+            raise ErrorReply(502, "internal_error", str(failure)) from None
+        if response.status != 200:
+            refusal = await response.read(ERROR_BODY_BYTES, CONNECT_TIMEOUT)
+            response.close()
+            raise upstream_failure(response.status, refusal, response.headers)
+        if response.failure is not None:
+            response.close()
+            raise ErrorReply(502, "internal_error", response.failure)
+        return TranslatedFeed(response, reader, self.vendor.name)
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        self.pool.close()
 
 
-async def _error_body(response: httpx.Response) -> bytes:
-    """The start of a refusal's body (vendors explain themselves in JSON), then closed."""
-    body = b""
-    try:
-        async for chunk in response.aiter_bytes():
-            body += chunk
-            if len(body) >= ERROR_BODY_BYTES:
-                break
-    except httpx.HTTPError:
-        pass
-    finally:
-        await response.aclose()
-    return body
+class TranslatedFeed(EventFeed):
+    """An upstream's answer read as it arrives: the body's bytes are translated when the
+    relay takes them, all that came at once."""
+
+    def __init__(self, response: Response, reader: StreamReader, vendor: str) -> None:
+        super().__init__()
+        self._response = response
+        self._reader = reader
+        self._vendor = vendor
+        self._closed = False
+        response.on_data = self.wake
+
+    def take(self) -> EventBatch:
+        response = self._response
+        if self._closed:
+            return []
+        data = response.take()
+        if not (data or response.complete or response.failure):
+            return []  # woken for nothing, or taken twice
+        events: EventBatch = self._reader.feed(data)
+        if response.complete:
+            events = [*events, *self._reader.close()]
+            self._close()
+        elif response.failure is not None and not events:
+            self._close()
+            raise UpstreamBroke("truncated", f"the upstream connection failed mid-stream "
+                                f"({response.failure})")
+        return events
+
+    @property
+    def finished(self) -> bool:
+        return self._closed
+
+    def _close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._response.close()
+        if self._reader.diagnostics:
+            LOGGER.warning("%s upstream stream: %s", self._vendor, ", ".join(
+                f"{d.rule}@{d.line}" for d in self._reader.diagnostics[:20]))
+
+    async def aclose(self) -> None:
+        self._close()

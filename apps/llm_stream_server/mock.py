@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .upstream import EventStream
+from .upstream import EventFeed, EventStream, PumpedFeed
 
 WORD = re.compile(r"\s*\S+")
 
@@ -38,8 +38,8 @@ class MockModel:
     def __init__(self, timing: MockTiming = MockTiming()) -> None:
         self.timing = timing
 
-    async def open(self, request: Mapping[str, Any]) -> EventStream:
-        return self._stream(answer(request, created=int(time.time())))
+    async def open(self, request: Mapping[str, Any]) -> EventFeed:
+        return PumpedFeed(self._stream(answer(request, created=int(time.time()))))
 
     async def _stream(self, events: list[dict[str, Any]]) -> EventStream:
         start, *rest = events

@@ -3,14 +3,14 @@
 The relay flushes every batch as soon as it arrives, sends a keep-alive comment whenever the
 upstream has been quiet for the keep-alive interval (above all while the model thinks about its
 first token), and ends the stream itself, with an `error` event and `stream.end`, when the
-upstream breaks, stops short or stays silent past the deadline. A client that goes away cancels
-the upstream at once: the upstream is read by a task of its own that the relay cancels.
+upstream breaks, stops short or stays silent past the deadline, or when the server stops. A
+client that goes away cancels the upstream at once: the relay closes the feed, and with it the
+upstream's connection, whatever it was waiting for.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -21,11 +21,10 @@ from llm_stream import Encoder
 from llm_stream.translate.stream import TEXT_DELTA
 
 from .access_log import StreamRecord
-from .upstream import EventBatch, EventStream, UpstreamBroke
+from .upstream import EventBatch, EventFeed, UpstreamBroke
 
 KEEP_ALIVE = b": keep-alive\n\n"
-QUEUE_BATCHES = 64
-"""How far the upstream may run ahead of a slow client before it waits (back-pressure)."""
+STOPPING_MESSAGE = "the server is shutting down; the request may be retried"
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,99 +118,68 @@ class Progress:
         return self.take(ending)
 
 
-_END = object()
-_TICK = object()
+class Relay:
+    """The response body of one stream: the feed's events framed as they come, kept alive,
+    and ended; `stop` ends it early, as the server does when it stops."""
 
+    def __init__(self, feed: EventFeed, framing: Framing, progress: Progress,
+                 deadlines: Deadlines) -> None:
+        self.feed = feed
+        self.framing = framing
+        self.progress = progress
+        self.deadlines = deadlines
+        self._stopping = False
 
-async def _pump(batches: EventStream, queue: asyncio.Queue[object]) -> None:
-    """Read the upstream into the queue; what ends it goes into the queue last."""
-    try:
-        async for batch in batches:
-            await queue.put(batch)
-        await queue.put(_END)
-    except UpstreamBroke as broke:
-        await queue.put(broke)
-    finally:
-        await batches.aclose()
+    def stop(self) -> None:
+        """End the stream at its next step with an error saying that the server is stopping
+        (D-SERVER-STOP), whether it waits for the upstream or not."""
+        self._stopping = True
+        self.feed.wake()
 
-
-def _tick(queue: asyncio.Queue[object]) -> None:
-    if queue.empty():
-        queue.put_nowait(_TICK)
-
-
-async def _next(queue: asyncio.Queue[object], timeout: float) -> object:
-    """The next item of the queue, or _TICK after `timeout` seconds without one (a timer
-    rather than a task a wait, since nearly every event is waited for)."""
-    if not queue.empty():
-        return queue.get_nowait()
-    timer = asyncio.get_running_loop().call_later(timeout, _tick, queue)
-    try:
-        return await queue.get()
-    finally:
-        timer.cancel()
-
-
-def _coalesce(first: EventBatch, queue: asyncio.Queue[object]) -> tuple[EventBatch, object]:
-    """`first` with the batches queued behind it, so that a client that fell behind gets
-    them in one write; also the first queued item that is not a batch, or None."""
-    events = list(first)
-    while not queue.empty():
-        item = queue.get_nowait()
-        if not isinstance(item, list):
-            return events, item
-        events.extend(item)
-    return events, None
-
-
-async def relay(
-    batches: EventStream,
-    framing: Framing,
-    progress: Progress,
-    deadlines: Deadlines,
-) -> AsyncIterator[bytes]:
-    """The response body: each upstream batch framed as it comes, kept alive, and ended."""
-    loop = asyncio.get_running_loop()
-    queue: asyncio.Queue[object] = asyncio.Queue(QUEUE_BATCHES)
-    pump = loop.create_task(_pump(batches, queue))
-    record = progress.record
-    try:
-        quiet_since = loop.time()
-        pending: object = None
-        while not progress.ended:
-            if pending is not None:
-                item, pending = pending, None
-            else:
-                left = deadlines.silence - (loop.time() - quiet_since)
-                item = await _next(queue, min(deadlines.keep_alive, left))
-            if item is _TICK:
-                quiet = loop.time() - quiet_since
-                if quiet >= deadlines.silence:
+    async def pieces(self) -> AsyncIterator[bytes]:
+        """The body, piece by piece; closing it closes the feed."""
+        feed, framing, progress, deadlines = (self.feed, self.framing, self.progress,
+                                              self.deadlines)
+        record = progress.record
+        loop = asyncio.get_running_loop()
+        try:
+            quiet_since = loop.time()
+            keep_alive_at = quiet_since + deadlines.keep_alive
+            while not progress.ended:
+                if self._stopping:
+                    yield framing.write(progress.finish("overloaded", STOPPING_MESSAGE))
+                    record.outcome = "server_stopped"
+                    break
+                try:
+                    events = feed.take()
+                except UpstreamBroke as broke:
+                    yield framing.write(progress.finish(broke.code, broke.message))
+                    record.outcome = f"upstream_broke:{broke.code}"
+                    break
+                now = loop.time()
+                if events:
+                    quiet_since, keep_alive_at = now, now + deadlines.keep_alive
+                    yield framing.write(progress.take(events))
+                    continue
+                if feed.finished:
+                    yield framing.write(progress.finish(
+                        "truncated", "the upstream ended its stream without stream.end"))
+                    record.outcome = "upstream_cut"
+                    break
+                if now - quiet_since >= deadlines.silence:
                     yield framing.write(progress.finish(
                         "truncated", f"the upstream sent nothing for {deadlines.silence:g} s"))
                     record.outcome = "upstream_silent"
                     break
-                if quiet >= deadlines.keep_alive:
+                if now >= keep_alive_at:
+                    keep_alive_at = now + deadlines.keep_alive
                     yield KEEP_ALIVE
-                continue
-            quiet_since = loop.time()
-            if isinstance(item, list):
-                events, pending = _coalesce(item, queue)
-                yield framing.write(progress.take(events))
-            elif isinstance(item, UpstreamBroke):
-                yield framing.write(progress.finish(item.code, item.message))
-                record.outcome = f"upstream_broke:{item.code}"
-            else:
-                yield framing.write(progress.finish(
-                    "truncated", "the upstream ended its stream without stream.end"))
-                record.outcome = "upstream_cut"
-        if ending := framing.close():
-            yield ending
-    except (asyncio.CancelledError, GeneratorExit):
-        record.outcome = "client_closed"
-        raise
-    finally:
-        pump.cancel()
-        with contextlib.suppress(asyncio.CancelledError, Exception):
-            await asyncio.shield(pump)
-        record.emit()
+                await feed.wait(min(keep_alive_at, quiet_since + deadlines.silence) - now)
+            if ending := framing.close():
+                yield ending
+        except (asyncio.CancelledError, GeneratorExit):
+            record.outcome = "client_closed"
+            raise
+        finally:
+            await feed.aclose()
+            record.emit()

@@ -42,6 +42,9 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     stream: Callable[[], AsyncIterator[bytes]] | None = None
     """Yields the body instead of `chunks`, for bodies made as they are sent."""
+    close: bool = False
+    """Close the connection once the body is complete, without saying so beforehand, as an
+    upstream does when it drops an idle connection."""
 
 
 Responder = Callable[[Received], Awaitable[Reply] | Reply]
@@ -57,8 +60,11 @@ class ReplayServer:
         """Responses whose client closed the connection before their body was complete."""
         self.completed = 0
         self.hung_up_event = threading.Event()
+        self.connections = 0
+        """Connections accepted: fewer than requests when the client keeps them alive."""
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.connections += 1
         try:
             while (request := await _read_request(reader)) is not None:
                 self.received.append(request)
@@ -97,7 +103,7 @@ class ReplayServer:
             writer.write(b"0\r\n\r\n")
             await writer.drain()
             self.completed += 1
-            return not peer_gone.done()
+            return not (reply.close or peer_gone.done())
         except ConnectionError:
             self._note_hang_up()
             return False
@@ -111,9 +117,12 @@ class ReplayServer:
         self.hung_up_event.set()
 
     @contextlib.contextmanager
-    def running(self) -> Iterator[str]:
-        """Serve on 127.0.0.1 in a thread of its own; yields the base URL."""
-        loop = asyncio.new_event_loop()
+    def running(
+        self, loop_factory: Callable[[], asyncio.AbstractEventLoop] = asyncio.new_event_loop
+    ) -> Iterator[str]:
+        """Serve on 127.0.0.1 in a thread of its own, on a loop `loop_factory` makes; yields
+        the base URL."""
+        loop = loop_factory()
         started = threading.Event()
         port: list[int] = []
         stop = loop.create_future()

@@ -3,9 +3,11 @@
 A piece is written with one call of the server's `send`, at once, so every event is flushed as
 it is produced; the server writes it to the socket in that call. Beside the body, one task per
 stream waits for the client's `http.disconnect`, which cancels the body at once (and with it the
-upstream request), whether or not anything is being sent just then; the server's exit ends every
-stream the same way (`stop_streams`), since uvicorn sends no disconnect then and would wait out
-its graceful-shutdown timeout. Per event this costs one `send` and nothing else: no task, no
+upstream request), whether or not anything is being sent just then. The server's exit
+(`stop_streams`) asks each body to end itself, so that the client reads an ending rather than a
+cut (an LLM-Stream body sends `error` and `stream.end`), and cuts what has not ended within
+`STOP_GRACE`: uvicorn sends no disconnect then and would wait out its graceful-shutdown
+timeout. Per event this costs one `send` and nothing else: no task, no
 timer, no memory stream in between.
 """
 
@@ -14,22 +16,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-_STOPPING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Event] = (
+STOP_GRACE = 2.0
+"""Seconds a stream is given to send its ending when the server stops (a client that reads
+nothing would hold it up), before it is cut."""
+
+_STOPPING: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Future[None]] = (
     weakref.WeakKeyDictionary()
 )
-"""Each event loop's signal that the server is stopping."""
+"""Each event loop's signal that the server is stopping, one future that every stream waits
+for (no task of its own per stream)."""
 
 
 def stop_streams() -> None:
-    """End every open stream of the process as a disconnect would; called as the server exits,
-    from its signal handler, hence through each loop's thread-safe door."""
+    """End every open stream of the process; called as the server exits, from its signal
+    handler, hence through each loop's thread-safe door."""
     for loop, stopping in list(_STOPPING.items()):
-        loop.call_soon_threadsafe(stopping.set)
+        with contextlib.suppress(RuntimeError):  # a loop that has closed: nothing is open
+            loop.call_soon_threadsafe(_settle, stopping)
+
+
+def _settle(future: asyncio.Future[None]) -> None:
+    if not future.done():
+        future.set_result(None)
 
 
 class EventStreamResponse(Response):
@@ -37,8 +50,11 @@ class EventStreamResponse(Response):
 
     media_type = "text/event-stream"
 
-    def __init__(self, body: AsyncIterator[bytes], headers: Mapping[str, str]) -> None:
+    def __init__(self, body: AsyncIterator[bytes], headers: Mapping[str, str],
+                 stop: Callable[[], None] | None = None) -> None:
         self.body_iterator = body
+        self.stop = stop
+        """Asks the body to end itself, when the server stops."""
         self.status_code = 200
         self.background = None
         self.init_headers({**headers, "X-Accel-Buffering": "no"})
@@ -48,14 +64,21 @@ class EventStreamResponse(Response):
         loop = asyncio.get_running_loop()
         streaming = loop.create_task(self._stream(send))
         watching = loop.create_task(_disconnected(receive))
-        stopping = loop.create_task(_STOPPING.setdefault(loop, asyncio.Event()).wait())
+        stopping = _STOPPING.get(loop)
+        if stopping is None:
+            stopping = _STOPPING[loop] = loop.create_future()
         stopped = False
         try:
             await asyncio.wait((streaming, watching, stopping),
                                return_when=asyncio.FIRST_COMPLETED)
             stopped = stopping.done() and not (watching.done() or streaming.done())
+            if stopped and self.stop is not None:
+                self.stop()  # the body ends itself, unless the client does not read it
+                await asyncio.wait((streaming, watching), timeout=STOP_GRACE,
+                                   return_when=asyncio.FIRST_COMPLETED)
+                stopped = not streaming.done()
         finally:
-            for task in (stopping, watching, streaming):
+            for task in (watching, streaming):
                 task.cancel()
                 with contextlib.suppress(asyncio.CancelledError, OSError):
                     await task
