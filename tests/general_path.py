@@ -3,7 +3,7 @@
 An event that continues an open content block takes a hot path that checks only what may have
 changed; the decoder knows such blocks by its `_steady` registry. With a registry that forgets
 every block, each event goes through every check. Any other event takes the quick path
-(`Decoder._quick`), which checks what the general path checks from tables read once per type;
+(`decoder._QUICK`), which checks what the general path checks from tables read once per type;
 the reference has none. Typed, the hot and quick paths parse and validate an event in one step
 (`_Typed.whole`), and the general path lets pydantic's strict mode stand in for the validators
 where it can (`_Typed.trusted`); the reference does neither, so that every event is checked by
@@ -26,11 +26,8 @@ def general_only(**options: Any) -> Decoder:
     """A `Decoder(**options)` whose every event takes the general path, validators first."""
     decoder = Decoder(**options)
     decoder._steady = _NeverSteady()
-    decoder._quick = _never  # type: ignore[method-assign]
+    decoder._quicks = {}
     if decoder._typed is not None:
         decoder._typed = decoder._typed._replace(whole={}, trusted={})
     return decoder
 
-
-def _never(obj: object, kind: str, validated: bool) -> bool:
-    return False

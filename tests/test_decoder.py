@@ -961,13 +961,13 @@ def test_strict_mode_keeps_the_events_decoded_before_the_error() -> None:
 
 
 def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
-    """The quick path (`Decoder._quick`) checks what the general path checks and changes what
+    """The quick path (`decoder._QUICK`) checks what the general path checks and changes what
     it changes, all in one place; state added to the decoder must be weighed there (read if a
     check reads it, changed as the general path changes it), or the quick path would skip it."""
     weighed = {
         # configuration
         "typed", "_typed", "strict", "tools", "request_metadata", "lifecycle", "_validates",
-        "_is_valid", "_errors", "_sse", "_max_blocks",
+        "_is_valid", "_errors", "_sse", "_max_blocks", "_quicks",
         # what the general path reads or changes, and so the quick path too
         "diagnostics", "_state", "_first", "_expected_seq", "_last_line", "_pending", "_blocks",
         "_block_kinds", "_block_counts", "_counts", "_seen", "_last_value", "_closes_with",
@@ -999,3 +999,14 @@ def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() ->
         assert set(lifecycle.INTEGER_MEMBERS[kind]) <= {"index", "seq"}, kind
     for name in weighed - {"PLACES", "BLOCK_KINDS", "INTEGER_MEMBERS"}:
         assert not _STEADY_KINDS & set(getattr(lifecycle, name)), name
+
+
+def test_every_registered_event_type_has_a_quick_path_of_its_own() -> None:
+    """Each registered type gets its quick path from its plan at import (`decoder._QUICK`);
+    a field check or block place the quick path does not know would leave every event of
+    that type to the general path, unnoticed but for its speed."""
+    from llm_stream import lifecycle
+    from llm_stream.decoder import _QUICK, _never
+
+    assert set(_QUICK) == set(lifecycle.PLACES)
+    assert [kind for kind, quick in _QUICK.items() if quick is _never] == []

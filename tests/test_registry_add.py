@@ -210,6 +210,7 @@ def test_the_fresh_decoder_accepts_a_stream_that_uses_it(
     found = in_bindings(root, f"""
         import json
         import llm_stream
+        from llm_stream import decoder as decoding
         from llm_stream.decoder import Decoder
         from llm_stream.registry import EVENT_TYPE_STATUS
 
@@ -221,6 +222,7 @@ def test_the_fresh_decoder_accepts_a_stream_that_uses_it(
         print(json.dumps({{
             "package": llm_stream.__file__,
             "status": EVENT_TYPE_STATUS.get("{NAME}"),
+            "quick": decoding._QUICK.get("{NAME}", decoding._never) is not decoding._never,
             "good": decode({STREAM!r}),
             "bad_field": decode({bad_field!r}),
             "in_text_block": decode({in_text_block!r}),
@@ -228,6 +230,7 @@ def test_the_fresh_decoder_accepts_a_stream_that_uses_it(
     """)
     assert Path(found["package"]).is_relative_to(root)
     assert found["status"] == "provisional"
+    assert found["quick"]  # its own quick path, made from its plan
     kinds, rules = found["good"]
     assert rules == []
     assert kinds.count("AudioDeltaEvent") == 2

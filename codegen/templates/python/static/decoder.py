@@ -64,7 +64,7 @@ _BUILT_BY = {fragments.event: kind for kind, fragments in life.FRAGMENTS.items()
 
 
 class _Plan(NamedTuple):
-    """What the quick path (`Decoder._quick`) weighs of an event type, from the lifecycle's
+    """What the quick path (`_QUICK`) weighs of an event type, from the lifecycle's
     tables: the same tables, read once per type rather than once per event."""
 
     place: str
@@ -147,7 +147,7 @@ class _Typed(NamedTuple):
     """The model of an event of an unregistered type."""
     whole: Mapping[str, Callable[..., Any]]
     """Every registered type's model parses and validates an event in one step, in pydantic's
-    strict mode, for the hot path and the quick path (`Decoder._quick`): of JSON text with no
+    strict mode, for the hot path and the quick path (`_QUICK`): of JSON text with no
     NaN or Infinity in it, and no null unless its model has every field required
     (`nullable`), every model accepts only what its schema accepts (the differential tests
     hold them to that); `Decoder._sound` makes sure of the text before its model is trusted.
@@ -385,6 +385,8 @@ class Decoder:
         self.tools = None if tools is None else _tool_names(tools)
         self.request_metadata = request_metadata
         self.lifecycle = lifecycle
+        # the quick path of each event type (`_QUICK`): it weighs the lifecycle
+        self._quicks: Mapping[str, _QuickPath] = _QUICK if lifecycle else {}
         self.diagnostics: list[Diagnostic] = []
         self._sse = SSEDecoder(max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes)
         self._state = life.STREAM_INITIAL
@@ -474,7 +476,7 @@ class Decoder:
         Servers flush every event, so this is the commonest chunk of all: it is checked on its
         bytes as `_events` checks it, without building an SSE event first. An event continuing
         an open block in the expected order changes nothing but the next seq (the hot path);
-        any other takes the quick path (`_quick`), and what that does not take the general
+        any other takes the quick path (`_QUICK`), and what that does not take the general
         path, with what was parsed. In typed mode the event is parsed and validated in one
         step (`_Typed.whole`).
         """
@@ -488,6 +490,7 @@ class Decoder:
         event: Any = None
         parsed: Any = _UNPARSED
         expected = self._expected_seq
+        quick = self._quicks.get(kind)
         typed = self._typed
         if typed is not None:
             validate = typed.whole.get(kind)
@@ -512,7 +515,7 @@ class Decoder:
                     event = None  # not to be trusted
                 elif not self._sound(payload, event, kind):
                     event = None
-                elif self._quick(event.__dict__, kind, True):
+                elif quick is not None and quick(self, event.__dict__, True):
                     self._last_line = self._sse.took_whole_event()
                     return [event]
         else:
@@ -543,7 +546,8 @@ class Decoder:
                         self._expected_seq = expected + 1
                         self._last_line = self._sse.took_whole_event()
                         return [event]
-                elif self._sound(payload, event, kind) and self._quick(event, kind, False):
+                elif quick is not None and self._sound(payload, event, kind) and quick(
+                        self, event, False):
                     self._last_line = self._sse.took_whole_event()
                     return [event]
             event = None  # the general path builds no model in this mode
@@ -563,7 +567,7 @@ class Decoder:
         (not an integral float, which equals one: D-INTEGERS), the next seq, above 1 (True ==
         1) and at most the largest. The next seq lives in `expected` while no other path runs.
         Any other event is parsed once (typed: parsed and validated in one step) and tried on
-        the quick path (`_quick`); what that does not take goes down the general path with
+        the quick path (`_QUICK`); what that does not take goes down the general path with
         what was parsed or built. A typed event left there, which has findings or opens the
         lifecycle's rarer cases, is parsed once more as an object for the checks that read
         one."""
@@ -573,7 +577,7 @@ class Decoder:
         sse_found = self._sse.diagnostics
         whole = None if self._typed is None else self._typed.whole
         members = {} if self._typed is None else self._typed.members
-        quick = self._quick if self.lifecycle else None
+        quicks = self._quicks
         expected = self._expected_seq
         pending = self._pending  # changed only on the general path
         try:
@@ -607,9 +611,9 @@ class Decoder:
                                 model = None  # not to be trusted
                             elif not self._sound(data, model, sse_type):
                                 model = None
-                            elif quick is not None:
+                            elif (quick := quicks.get(sse_type)) is not None:
                                 self._expected_seq = expected
-                                if quick(model.__dict__, sse_type, True):
+                                if quick(self, model.__dict__, True):
                                     expected = self._expected_seq
                                     append(model)
                                     continue
@@ -642,9 +646,10 @@ class Decoder:
                                     expected += 1
                                     append(obj)
                                     continue
-                            elif quick is not None and self._sound(data, obj, sse_type):
+                            elif (quick := quicks.get(sse_type)) is not None and self._sound(
+                                    data, obj, sse_type):
                                 self._expected_seq = expected
-                                if quick(obj, sse_type, False):
+                                if quick(self, obj, False):
                                     expected = self._expected_seq
                                     append(obj)
                                     continue
@@ -704,139 +709,6 @@ class Decoder:
             return True
         return not duplicate_names(text, value)
 
-    def _quick(self, obj: Mapping[str, Any], kind: str, validated: bool) -> bool:
-        """Account for an event of a registered type that breaks no rule, as `_event` would,
-        for a fraction of its cost; else False, and nothing changed.
-
-        It checks what `_event` checks, all of it before changing anything, from the tables
-        read once per type (`_Plan`). `obj` is the event's JSON object, or its model's fields
-        when `validated` (typed mode built the model, so its schema holds).
-        """
-        plan = _PLANS.get(kind)
-        if plan is None:
-            return False
-        (place, moves, block_moves, block_kind, limit, completes, fragments, builds,
-         closes_with, checks, counted, integers) = plan
-        seq = obj.get("seq")
-        if seq != (0 if self._first and place == "first" else self._expected_seq) or (
-            seq > _SEQ_MAX  # the model's type, version and seq, an int from 0, are its schema's
-        ):
-            return False
-        if not validated:
-            if (
-                type(seq) is not int
-                or seq < 0
-                or obj.get("v") != _VERSION
-                or obj.get("type") != kind
-            ):
-                return False
-            for name in integers:  # an integral float leaves the general path to convert
-                if type(obj.get(name)) is float:
-                    return False
-            if self._validates and not EVENT_CHECKS[kind](obj):
-                return False
-        state = self._state
-        target = moves.get(state)
-        if target is None:
-            return False
-        index: Any = None
-        block = block_target = ""
-        joining = None
-        if block_moves:
-            index = obj.get("index")
-            if type(index) is not int:
-                return False
-            blocks = self._blocks
-            block = blocks.get(index, "")
-            if not block:
-                if len(blocks) >= self._max_blocks:
-                    return False
-                block = life.BLOCK_INITIAL
-            block_target = block_moves.get(block, "")
-            if not block_target:
-                return False
-            joining = self._joining.get(index) if self._joining else None
-            if place == "block":
-                established = self._block_kinds.get(index)
-                completed = self._completed.get(index) if self._completed else None
-                if (
-                    block_kind is None
-                    or (established is not None and established != block_kind)
-                    or (completed is not None and kind != completed)
-                    or (limit is not None and self._block_counts.get((index, kind), 0) >= limit)
-                ):
-                    return False
-                if fragments is not None:
-                    if index in self._built or (
-                        joining is None
-                        and any(obj.get(name) is None for name in fragments.carries)
-                    ):
-                        return False
-                elif builds and joining is not None and not joining.built(obj):
-                    return False
-            else:
-                reason = obj.get("stop_reason")
-                wanted = self._closes_with.get(index)
-                if (wanted is not None and reason != wanted[1]) or (
-                    joining is not None and reason != joining.of.unless_stop_reason
-                ):
-                    return False
-        memos = self._fields_hold(obj, checks) if checks else ()
-        if memos is None or (target == life.STREAM_FINAL and not self._ends_well(kind, target)):
-            return False
-        # Every check held: the changes `_sequence`, `_lifecycle` and `_block` make.
-        self._placed = True
-        self._end_rejected = False
-        self._expected_seq = seq + 1
-        self._first = False
-        if target != state:
-            self._state = target
-            self._steady.clear()
-            if target == life.FAILED_STATE:
-                self._failed = True
-        if counted:
-            self._counts[kind] = self._counts.get(kind, 0) + 1
-        if block:
-            self._blocks[index] = block_target
-            if block_target != block:
-                self._steady.pop(index, None)
-            if place == "block":
-                self._block_kinds[index] = block_kind  # type: ignore[assignment]
-                if completes:
-                    self._completed[index] = kind
-                    self._steady.pop(index, None)
-                if fragments is not None:
-                    if joining is None:
-                        carried = {name: obj.get(name) for name in fragments.carries}
-                        joining = self._joining[index] = _Joining(kind, fragments, carried)
-                    joining.add(obj.get(fragments.field))
-                elif builds:
-                    self._built.add(index)
-                    if joining is not None:
-                        del self._joining[index]
-                if limit is not None:
-                    key = (index, kind)
-                    self._block_counts[key] = self._block_counts.get(key, 0) + 1
-                if closes_with is not None:
-                    self._closes_with[index] = (kind, closes_with)
-                elif (
-                    kind in _STEADY_KINDS
-                    and index not in self._completed
-                    and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
-                ):
-                    self._steady[index] = self._steady_entry(kind)
-            elif joining is not None:
-                del self._joining[index]
-        for memo, key, value in memos:
-            if memo == "unique":
-                seen = self._seen.get(key)
-                if seen is None:
-                    seen = self._seen[key] = set()
-                seen.add(value)
-            else:
-                self._last_value[key] = value
-        return True
-
     def _ends_well(self, kind: str, target: str) -> bool:
         """Whether `_at_end` would find nothing, at an event of this type that moves the
         stream to `target`, its final state."""
@@ -849,44 +721,6 @@ class Decoder:
             if self._counts.get(expected, 0) + (expected == kind) < minimum:
                 return False
         return True
-
-    def _fields_hold(
-        self, obj: Mapping[str, Any], checks: tuple[tuple[str, str, tuple[str, str]], ...]
-    ) -> list[tuple[str, tuple[str, str], Any]] | None:
-        """What `_field_check` would remember of the event, as (check, key, value), if every
-        check of `life.FIELD_CHECKS` holds as it judges it; else None. Changes nothing. A check
-        it does not know does not hold."""
-        memos: list[tuple[str, tuple[str, str], Any]] = []
-        for check, field, key in checks:
-            value = obj.get(field)
-            if check == "non-decreasing":  # the commonest: usage, in every stream
-                if type(value) is int:
-                    last = self._last_value.get(key)
-                    if last is not None and value < last:
-                        return None
-                    memos.append((check, key, value))
-            elif check == "json-text":
-                if type(value) is str:
-                    try:
-                        loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
-                    except ValueError:
-                        return None
-            elif check == "unique":
-                if type(value) is str or type(value) is int:
-                    seen = self._seen.get(key, ())
-                    if value in seen or len(seen) >= self._max_blocks:
-                        return None
-                    memos.append((check, key, value))
-            elif check == "declared-tool":
-                if self.tools is not None and type(value) is str and value not in self.tools:
-                    return None
-            elif check == "echoes-request-metadata":
-                wanted = (self.request_metadata or {}).get(field)
-                if wanted is not None and value != wanted:
-                    return None
-            else:
-                return None
-        return memos
 
     def _general(
         self,
@@ -1284,6 +1118,209 @@ class _Joining:
         if self._hash is None or type(whole) is not str:
             return True
         return bool(self._hash.digest() == hashlib.sha256(whole.encode()).digest())
+
+
+_QuickPath = Callable[[Decoder, Mapping[str, Any], bool], bool]
+"""The quick path of one event type: the decoder, the event's object (or its model's fields,
+when validated), whether typed mode validated it."""
+
+
+def _never(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+    """The quick path of a type whose plan holds what the quick path does not know: the
+    general path decides every such event."""
+    return False
+
+
+_KNOWN_CHECKS = frozenset(
+    {"non-decreasing", "json-text", "unique", "declared-tool", "echoes-request-metadata"})
+"""The field checks of `life.FIELD_CHECKS` that the quick path weighs."""
+
+
+def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of one event type: what `_event` checks and changes for it, all checks
+    before any change, with the type's plan bound once and its field checks inline; a part
+    of the plan the type has none of costs one test of a bound constant."""
+    if any(check not in _KNOWN_CHECKS for check, _, _ in plan.checks):
+        return _never
+    place, moves, block_moves = plan.place, plan.moves, plan.block_moves
+    block_kind = plan.block_kind
+    in_block = bool(block_moves) and place == "block"
+    if in_block and block_kind is None:
+        return _never
+    first, counted, integers = place == "first", plan.counted, plan.integers
+    limit, completes, fragments, builds = plan.limit, plan.completes, plan.fragments, plan.builds
+    carries = () if fragments is None else fragments.carries
+    closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
+    steady = kind in _STEADY_KINDS
+    ends = life.STREAM_FINAL in moves.values()
+    schema = EVENT_CHECKS[kind]
+    final, failed, initial = life.STREAM_FINAL, life.FAILED_STATE, life.BLOCK_INITIAL
+
+    def of(check: str) -> tuple[tuple[str, tuple[str, str]], ...]:
+        return tuple((field, key) for name, field, key in plan.checks if name == check)
+
+    rising, texts, unique = of("non-decreasing"), of("json-text"), of("unique")
+    declared, echoed = of("declared-tool"), of("echoes-request-metadata")
+
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+            seq > _SEQ_MAX  # the model's type, version and seq, an int from 0, are its schema's
+        ):
+            return False
+        if not validated:
+            if (
+                type(seq) is not int
+                or seq < 0
+                or obj.get("v") != _VERSION
+                or obj.get("type") != kind
+            ):
+                return False
+            for name in integers:  # an integral float leaves the general path to convert
+                if type(obj.get(name)) is float:
+                    return False
+            if decoder._validates and not schema(obj):
+                return False
+        state = decoder._state
+        target = moves.get(state)
+        if target is None:
+            return False
+        index: Any = None
+        block = block_target = ""
+        joining = None
+        if block_moves:
+            index = obj.get("index")
+            if type(index) is not int:
+                return False
+            blocks = decoder._blocks
+            block = blocks.get(index, "")
+            if not block:
+                if len(blocks) >= decoder._max_blocks:
+                    return False
+                block = initial
+            block_target = block_moves.get(block, "")
+            if not block_target:
+                return False
+            joining = decoder._joining.get(index) if decoder._joining else None
+            if in_block:
+                established = decoder._block_kinds.get(index)
+                completed = decoder._completed.get(index) if decoder._completed else None
+                if (
+                    (established is not None and established != block_kind)
+                    or (completed is not None and kind != completed)
+                    or (limit is not None
+                        and decoder._block_counts.get((index, kind), 0) >= limit)
+                ):
+                    return False
+                if fragments is not None:
+                    if index in decoder._built or (
+                        joining is None and any(obj.get(name) is None for name in carries)
+                    ):
+                        return False
+                elif builds and joining is not None and not joining.built(obj):
+                    return False
+            else:
+                reason = obj.get("stop_reason")
+                wanted = decoder._closes_with.get(index) if decoder._closes_with else None
+                if (wanted is not None and reason != wanted[1]) or (
+                    joining is not None and reason != joining.of.unless_stop_reason
+                ):
+                    return False
+        # The field checks, as `_field_check` judges them.
+        for field, key in rising:
+            value = obj.get(field)
+            if type(value) is int:
+                last = decoder._last_value.get(key)
+                if last is not None and value < last:
+                    return False
+        for field, _ in texts:
+            value = obj.get(field)
+            if type(value) is str:
+                try:
+                    loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
+                except ValueError:
+                    return False
+        for field, key in unique:
+            value = obj.get(field)
+            if type(value) is str or type(value) is int:
+                known = decoder._seen.get(key, ())
+                if value in known or len(known) >= decoder._max_blocks:
+                    return False
+        if declared and decoder.tools is not None:
+            for field, _ in declared:
+                value = obj.get(field)
+                if type(value) is str and value not in decoder.tools:
+                    return False
+        if echoed:
+            metadata = decoder.request_metadata or {}
+            for field, _ in echoed:
+                wanted = metadata.get(field)
+                if wanted is not None and obj.get(field) != wanted:
+                    return False
+        if ends and target == final and not decoder._ends_well(kind, target):
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
+        # `_field_check` make.
+        decoder._placed = True
+        decoder._end_rejected = False
+        decoder._expected_seq = seq + 1
+        decoder._first = False
+        if target != state:
+            decoder._state = target
+            decoder._steady.clear()
+            if target == failed:
+                decoder._failed = True
+        if counted:
+            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        if block:
+            decoder._blocks[index] = block_target
+            if block_target != block:
+                decoder._steady.pop(index, None)
+            if in_block:
+                decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
+                if completes:
+                    decoder._completed[index] = kind
+                    decoder._steady.pop(index, None)
+                if fragments is not None:
+                    if joining is None:
+                        carried = {name: obj.get(name) for name in carries}
+                        joining = decoder._joining[index] = _Joining(kind, fragments, carried)
+                    joining.add(obj.get(fragments.field))
+                elif builds:
+                    decoder._built.add(index)
+                    if joining is not None:
+                        del decoder._joining[index]
+                if limit is not None:
+                    count = (index, kind)
+                    decoder._block_counts[count] = decoder._block_counts.get(count, 0) + 1
+                if closes_with is not None:
+                    decoder._closes_with[index] = closes_with
+                elif (
+                    steady
+                    and index not in decoder._completed
+                    and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
+                ):
+                    decoder._steady[index] = decoder._steady_entry(kind)
+            elif joining is not None:
+                del decoder._joining[index]
+        for field, key in rising:
+            value = obj.get(field)
+            if type(value) is int:
+                decoder._last_value[key] = value
+        for field, key in unique:
+            value = obj.get(field)
+            if type(value) is str or type(value) is int:
+                seen = decoder._seen.get(key)
+                if seen is None:
+                    seen = decoder._seen[key] = set()
+                seen.add(value)
+        return True
+
+    return quick
+
+
+_QUICK: dict[str, _QuickPath] = {kind: _quick_path(kind, plan) for kind, plan in _PLANS.items()}
+"""The quick path of each registered event type, made once from its plan."""
 
 
 def _tool_names(tools: Iterable[str | Mapping[str, Any]]) -> frozenset[str]:
