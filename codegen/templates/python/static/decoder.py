@@ -480,7 +480,8 @@ class Decoder:
         path, with what was parsed. In typed mode the event is parsed and validated in one
         step (`_Typed.whole`).
         """
-        whole = self._sse.whole_event(chunk)
+        sse = self._sse
+        whole = sse.whole_event(chunk)
         if whole is None:
             return None
         line, payload = whole
@@ -490,7 +491,6 @@ class Decoder:
         event: Any = None
         parsed: Any = _UNPARSED
         expected = self._expected_seq
-        quick = self._quicks.get(kind)
         typed = self._typed
         if typed is not None:
             validate = typed.whole.get(kind)
@@ -501,8 +501,8 @@ class Decoder:
                     event = None
             if event is not None:
                 if (
-                    kind in _STEADY_KINDS
-                    and event.seq == expected
+                    event.seq == expected
+                    and kind in _STEADY_KINDS
                     and expected <= _SEQ_MAX
                     and self._steady.get(event.index, _NOT_STEADY)[0] == kind
                 ):
@@ -510,13 +510,14 @@ class Decoder:
                     if payload.count(b":") == typed.members.get(kind) or self._sound(
                             payload, event, kind):
                         self._expected_seq = expected + 1
-                        self._last_line = self._sse.took_whole_event()
+                        self._last_line = sse.took_whole_event()
                         return [event]
                     event = None  # not to be trusted
                 elif not self._sound(payload, event, kind):
                     event = None
-                elif quick is not None and quick(self, event.__dict__, True):
-                    self._last_line = self._sse.took_whole_event()
+                elif (quick := self._quicks.get(kind)) is not None and quick(
+                        self, event.__dict__, True):
+                    self._last_line = sse.took_whole_event()
                     return [event]
         else:
             try:
@@ -530,11 +531,11 @@ class Decoder:
                 )
                 if (
                     steady == kind
-                    and kind == event.get("type")
-                    and event.get("seq") == expected
-                    and type(event["seq"]) is int
-                    and event.get("v") == _VERSION
+                    and type(seq := event.get("seq")) is int
+                    and seq == expected
                     and 1 < expected <= _SEQ_MAX
+                    and kind == event.get("type")
+                    and event.get("v") == _VERSION
                     and (check is None or check(event))
                 ):
                     delta = event.get("delta")
@@ -544,11 +545,11 @@ class Decoder:
                         == len(event) + (len(delta) if type(delta) is dict else 0)
                     ) or self._sound(payload, event, kind):
                         self._expected_seq = expected + 1
-                        self._last_line = self._sse.took_whole_event()
+                        self._last_line = sse.took_whole_event()
                         return [event]
-                elif quick is not None and self._sound(payload, event, kind) and quick(
-                        self, event, False):
-                    self._last_line = self._sse.took_whole_event()
+                elif (quick := self._quicks.get(kind)) is not None and self._sound(
+                        payload, event, kind) and quick(self, event, False):
+                    self._last_line = sse.took_whole_event()
                     return [event]
             event = None  # the general path builds no model in this mode
         try:
@@ -597,8 +598,8 @@ class Decoder:
                                 model = None
                         if model is not None:
                             if (
-                                sse_type in _STEADY_KINDS
-                                and model.seq == expected
+                                model.seq == expected
+                                and sse_type in _STEADY_KINDS
                                 and expected <= _SEQ_MAX
                                 and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
@@ -630,11 +631,11 @@ class Decoder:
                             )
                             if (
                                 kind == sse_type
-                                and kind == obj.get("type")
-                                and obj.get("seq") == expected
-                                and type(obj["seq"]) is int
-                                and obj.get("v") == _VERSION
+                                and type(seq := obj.get("seq")) is int
+                                and seq == expected
                                 and 1 < expected <= _SEQ_MAX
+                                and kind == obj.get("type")
+                                and obj.get("v") == _VERSION
                                 and (check is None or check(obj))
                             ):
                                 delta = obj.get("delta")
