@@ -809,18 +809,19 @@ def test_a_run_of_usual_events_with_one_of_another_shape(run: bytes, odd: bytes)
         assert diagnostics == []
 
 
+@pytest.mark.parametrize("bytes_data", [False, True])
 @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), runs(), LIMITS)
 def test_runs_of_usual_events_in_any_chunking(
-    data: st.DataObject, body: bytes, limits: dict[str, int]
+    bytes_data: bool, data: st.DataObject, body: bytes, limits: dict[str, int]
 ) -> None:
     """However the body is cut, and after every chunk, the events and the findings are those of
-    the plain reading of the rules."""
+    the plain reading of the rules, with the data of a run taken apart as bytes or as str."""
     reference = partial(Reference, limits.get("max_line_bytes", 1 << 20),
                         limits.get("max_event_bytes", 8 << 20))
     expected = reference().run(body)
     chunks = data.draw(st.one_of(awkward_chunkings(body), chunkings(body)))
-    decoder = SSEDecoder(**limits)
+    decoder = SSEDecoder(**limits, bytes_data=bytes_data)
     fed, events = b"", []
     for chunk in chunks:
         events += decoder.feed(chunk)
@@ -843,6 +844,19 @@ def test_taking_whole_data_gives_what_feeding_it_gives(
     taken, taken_diagnostics = decode_taking_data(chunks, **limits)
     assert without_id_and_retry(taken) == without_id_and_retry(events)
     assert taken_diagnostics == diagnostics
+
+
+def test_bytes_data_is_the_utf8_of_the_data_of_a_run() -> None:
+    """With `bytes_data`, a run taken apart as columns gives its data as the bytes it came as,
+    after an event begun in an earlier chunk too; the events of `feed` are the same either way."""
+    body = "event: a\ndata: caf\u00e9\n\nevent: b\ndata: \U0001f600\n\n".encode() * 2
+    chunks = [b"event: a\ndata: x", b"\n\n" + body]
+    decoder = SSEDecoder(bytes_data=True)
+    fields = [field for chunk in chunks for field in decoder.feed_fields(chunk)]
+    assert [value for _, value, _, _, _ in fields][1:] == [
+        "caf\u00e9".encode(), "\U0001f600".encode()] * 2
+    raw, plain = SSEDecoder(bytes_data=True), SSEDecoder()
+    assert [e for c in chunks for e in raw.feed(c)] == [e for c in chunks for e in plain.feed(c)]
 
 
 def test_whole_data_takes_one_data_line_between_events() -> None:

@@ -9,7 +9,7 @@ callers feed whatever bytes arrive and get back whatever events completed, in th
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import suppress
 from enum import Enum
 from functools import cache
@@ -36,7 +36,7 @@ from .jsontext import (
     too_deep,
 )
 from .rules import severity
-from .sse import Fields, SSEDecoder
+from .sse import RawFields, SSEDecoder
 from .validators import (
     EVENT_CHECKS,
     is_valid_envelope,
@@ -388,7 +388,8 @@ class Decoder:
         # the quick path of each event type (`_QUICK`): it weighs the lifecycle
         self._quicks: Mapping[str, _QuickPath] = _QUICK if lifecycle else {}
         self.diagnostics: list[Diagnostic] = []
-        self._sse = SSEDecoder(max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes)
+        self._sse = SSEDecoder(
+            max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes, bytes_data=True)
         self._state = life.STREAM_INITIAL
         self._first = True
         self._expected_seq = 0
@@ -560,7 +561,7 @@ class Decoder:
         general = self._general(kind, data, at, parsed, event)
         return [] if general is None else [general]
 
-    def _events(self, sse_events: list[Fields]) -> list[Event]:
+    def _events(self, sse_events: Sequence[RawFields]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order
         changes nothing but the next seq, so it skips the general path (`_general`), as in
         `_continuation`: `steady` maps the index of each such block to what its events are
@@ -604,7 +605,9 @@ class Decoder:
                                 and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
                                 # `_Typed.members` settles the commonest text
-                                if data.count(":") == members.get(sse_type) or self._sound(
+                                colons = (data.count(b":") if isinstance(data, bytes)
+                                          else data.count(":"))
+                                if colons == members.get(sse_type) or self._sound(
                                         data, model, sse_type):
                                     expected += 1
                                     append(model)
@@ -641,7 +644,8 @@ class Decoder:
                                 delta = obj.get("delta")
                                 if (  # `_sound`'s commonest case first, inline
                                     len(data) <= _SHALLOW
-                                    and data.count(":")
+                                    and (data.count(b":") if isinstance(data, bytes)
+                                         else data.count(":"))
                                     == len(obj) + (len(delta) if type(delta) is dict else 0)
                                 ) or self._sound(data, obj, sse_type):
                                     expected += 1
@@ -655,7 +659,9 @@ class Decoder:
                                     append(obj)
                                     continue
                 self._expected_seq = expected
-                event = self._general(sse_type, data, line, parsed, model)
+                # bytes the SSE layer found to be UTF-8
+                text = data.decode() if isinstance(data, bytes) else data
+                event = self._general(sse_type, text, line, parsed, model)
                 expected = self._expected_seq
                 pending = self._pending
                 if event is not None:
