@@ -98,6 +98,11 @@ def test_a_number_past_the_digit_limit_is_refused_with_its_rule() -> None:
     assert loads(f"[{digits}]") == [int(digits)]
     assert loads(f'["{digits}7"]') == [digits + "7"]  # a string may be longer
     assert loads(f"[0.{digits}7]") is not None  # so may a fraction
+    for exponent in (f"1e{digits}7", f"1e+{digits}7", f"1E-{digits}7"):  # and an exponent
+        assert loads(f"[{exponent}]") is not None
+        with pytest.raises(ValueError) as refused:  # not JSON for another reason: that one
+            loads(f'[{exponent}, "\\ud800"]')
+        assert not isinstance(refused.value, JSONLimitError)
     for text in (f"[{digits}7]", f"[-{digits}7]", f"[{digits}7.0]", f"[{digits}7e0]"):
         with pytest.raises(JSONLimitError) as refused:
             loads(text)

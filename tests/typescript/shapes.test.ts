@@ -425,3 +425,15 @@ describe("what is kept when a stream is done", () => {
         }
     });
 });
+
+describe("the parser's limits", () => {
+    it("count an integer part's digits, not a fraction's or an exponent's", () => {
+        const digits = "7".repeat(4301);
+        for (const exponent of [`1e${digits}`, `1e+${digits}`, `1E-${digits}`, `0.${digits}`]) {
+            assert.deepEqual(loads(`[${exponent}]`), JSON.parse(`[${exponent}]`));
+        }
+        for (const integer of [digits, `-${digits}`, `${digits}.0`, `${digits}e0`]) {
+            assert.throws(() => loads(`[${integer}]`), /more than 4300 digits/);
+        }
+    });
+});

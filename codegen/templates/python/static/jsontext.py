@@ -45,8 +45,11 @@ def _reject_constant(name: str) -> None:
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 """A string (skipped whole) or a bracket: what nesting depth is counted on."""
-_LONG_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|(?<![\w.])[0-9]{' + str(MAX_DIGITS + 1) + "}")
-"""A string (skipped whole) or a run of digits too long for the integer part of a number."""
+_LONG_NUMBER = re.compile(
+    r'"(?:[^"\\]|\\.)*"|(?<![\w.])(?<![eE][+-])[0-9]{' + str(MAX_DIGITS + 1) + "}"
+)
+"""A string (skipped whole) or a run of digits too long for the integer part of a number (not
+a fraction's or an exponent's, signed or not)."""
 _QUOTE_ESCAPE = "\\u0022"
 
 

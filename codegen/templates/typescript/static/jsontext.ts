@@ -84,12 +84,15 @@ function beyondLimits(text: string): JSONLimitError | null {
         } else if (code === 125 || code === 93) {
             depth -= 1;
         } else if (code >= 48 && code <= 57 && !longNumber) {
+            // An integer part starts the number or follows its minus sign; a fraction's or an
+            // exponent's digits (signed or not) follow a dot, an e, or a sign after an e.
             const before = at > 0 ? text.charAt(at - 1) : "";
+            const exponentSign = (before === "+" || before === "-") && at > 1 && /[eE]/.test(text.charAt(at - 2));
             let end = at;
             while (end < text.length && text.charCodeAt(end) >= 48 && text.charCodeAt(end) <= 57) {
                 end += 1;
             }
-            longNumber = end - at > MAX_DIGITS && !/[\w.]/.test(before);
+            longNumber = end - at > MAX_DIGITS && !exponentSign && !/[\w.]/.test(before);
             at = end - 1;
         }
     }
