@@ -107,14 +107,12 @@ class GeminiTranslator(StreamTranslator):
             self.reasoning(self._key(REASONING), part.get("text"))
             self._sign(signature)
             return
-        if signature is not None:
-            self._sign(signature)
+        self._sign(signature)
         call = part.get("functionCall")
         if type(call) is dict:
             self._function_call(call)
         elif "text" in part:
-            run = self._run
-            self.text(run if run[0] == TEXT else self._key(TEXT), part["text"])
+            self.text(self._key(TEXT), part["text"])
 
     def _sign(self, signature: object) -> None:
         if signature is None:
