@@ -108,7 +108,7 @@ def main() -> None:
             runs["split (floor)"] = partial(floor, body, blank)
             table[f"{eol}, {feed}"] = rates(runs, EVENTS)
 
-    print(f"events per second, {EVENTS:,} events of {len(EVENT)} bytes, best of 3")
+    print(f"events per CPU second, {EVENTS:,} events of {len(EVENT)} bytes, best of 3")
     print(f"{'':16}" + "".join(f"{column:>16}" for column in table))
     for name in [*decoders, "split (floor)"]:
         print(f"{name:16}" + "".join(f"{row[name]:16,.0f}" for row in table.values()))

@@ -138,7 +138,7 @@ def decoder_table(scale: float, rounds: int, only: str) -> None:
         print(".", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     width = max(map(len, rows)) + 2
-    print(f"\nDecoder: thousands of events per second, best of {rounds}")
+    print(f"\nDecoder: thousands of events per CPU second, best of {rounds}")
     print(f"{'workload':{width}}" + "".join(f"{key:>9}" for key in PEERS))
     for name, row in rows.items():
         print(f"{name:{width}}" + "".join(f"{row[key] / 1000:9,.0f}" for key in PEERS))
