@@ -13,6 +13,8 @@ import pytest
 from servers import serving_upstream
 from test_serve import HEADERS, _gateway, request
 
+from llm_stream_server.errors import ErrorReply
+from llm_stream_server.gateway import FORMATS, Gateway
 from llm_stream_server.http_client import MAX_HEAD_BYTES, ConnectionPool, HTTPFailure, Response
 from llm_stream_server.replay import read_request, serving_connections
 
@@ -186,3 +188,30 @@ def test_a_redirect_is_not_followed_and_is_a_502() -> None:
     assert response.status_code == 502
     assert "307" in response.json()["error"]["message"]
     assert upstream.requests == 1
+
+
+def test_a_client_gone_while_an_error_answer_is_read_frees_its_connection() -> None:
+    """The gateway reads an upstream's error body before it answers; a client that goes
+    meanwhile must not keep the connection's slot, or the pool runs dry one client at a time."""
+    late_error = (b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 2\r\n\r\n", b"{}")
+    upstream = RawUpstream((late_error, True), (late_error, True))
+
+    async def run(url: str) -> str:
+        gateway = Gateway(FORMATS["llm-stream"], base_url=url, api_key=None, silence=5,
+                          connections=1)
+        opening = asyncio.ensure_future(gateway.open(request()))
+        await asyncio.sleep(0.02)  # the head has come, the body not yet
+        opening.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await opening
+        try:
+            await gateway.open(request())
+        except ErrorReply as reply:
+            return reply.message
+        finally:
+            gateway.pool.close()
+        return "no error"
+
+    with upstream.running() as url:
+        message = asyncio.run(run(f"{url}/stream"))
+    assert "free in time" not in message and upstream.requests == 2

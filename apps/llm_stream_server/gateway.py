@@ -145,8 +145,10 @@ class Gateway:
                 raise ErrorReply(504, "upstream_timeout", str(failure)) from None
             raise ErrorReply(502, "internal_error", str(failure)) from None
         if response.status != 200:
-            refusal = await response.read(ERROR_BODY_BYTES, CONNECT_TIMEOUT)
-            response.close()
+            try:
+                refusal = await response.read(ERROR_BODY_BYTES, CONNECT_TIMEOUT)
+            finally:  # a client gone meanwhile must not keep the connection's slot
+                response.close()
             answer = upstream_failure(response.status, refusal, response.headers)
             if (proxy := self.pool.proxy(url)) is not None:  # the proxy may be who answered
                 answer.message += f" (through the proxy {proxy.host}:{proxy.port})"

@@ -5,9 +5,9 @@ Why not a general client: per chunk of a paced stream, httpx reads through anyio
 layers of async generators, which costs more than translating the chunk, and a gateway relays
 thousands of chunks a second. Here `data_received` feeds the C parser, the body's bytes are
 kept until their reader takes them, and the reader is woken once, however many chunks came.
-Kept from the general client: one pool of keep-alive connections per origin (each kept idle
-for 5 s), a bound on open connections, connect and read timeouts, TLS with the system's
-certificates (and those `SSL_CERT_FILE` names), gzip and deflate bodies, a connection closed
+Kept from the general client: one pool of keep-alive connections per origin (each reused
+within 5 s of its last answer), a bound on open connections, connect and read timeouts, TLS
+with the system's certificates (and those `SSL_CERT_FILE` names), gzip and deflate bodies, a connection closed
 at once when its answer is abandoned (the upstream sees its client go), and the HTTP proxy the
 environment names (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as urllib and httpx
 read them): a CONNECT tunnel to an https upstream, absolute-form requests to an http one. Not
@@ -423,7 +423,8 @@ class ConnectionPool:
                         *(f"{name}: {value}\r\n" for name, value in headers.items()),
                         f"Content-Length: {len(body)}\r\n\r\n"]).encode("latin-1")
         try:
-            await asyncio.wait_for(self.slots.acquire(), self.connect_timeout)
+            async with asyncio.timeout(self.connect_timeout):  # no slot lost to a late timeout
+                await self.slots.acquire()
         except TimeoutError:
             raise HTTPFailure("no connection to the upstream was free in time",
                               timeout=True) from None
@@ -438,7 +439,8 @@ class ConnectionPool:
                 except asyncio.CancelledError:
                     connection.abort()
                     raise
-                if response.status == 407 and proxy is not None:
+                if response.status == 407 and proxy is not None and not origin.tls:
+                    # (through a tunnel, the proxy's own 407 is the CONNECT's, in _tunnel)
                     connection.abort()
                     raise HTTPFailure(f"the proxy {proxy.host}:{proxy.port} refused the "
                                       "request (HTTP 407: its credentials are missing or "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 
-SERVE_PACKAGES = ("starlette", "uvicorn", "httpx")
+SERVE_PACKAGES = ("starlette", "uvicorn", "httptools")
 
 
 def missing_packages(packages: tuple[str, ...] = SERVE_PACKAGES) -> list[str]:
