@@ -7,11 +7,11 @@ thousands of chunks a second. Here `data_received` feeds the C parser, the body'
 kept until their reader takes them, and the reader is woken once, however many chunks came.
 Kept from the general client: one pool of keep-alive connections per origin (each reused
 within 5 s of its last answer), a bound on open connections, connect and read timeouts, TLS
-with the system's certificates (and those `SSL_CERT_FILE` names), gzip and deflate bodies, a connection closed
-at once when its answer is abandoned (the upstream sees its client go), and the HTTP proxy the
-environment names (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as urllib and httpx
-read them): a CONNECT tunnel to an https upstream, absolute-form requests to an http one. Not
-kept: HTTP/2 and redirects, which no streaming API needs.
+with the system's certificates (and those `SSL_CERT_FILE` names), gzip and deflate bodies, a
+connection closed at once when its answer is abandoned (the upstream sees its client go), and
+the HTTP proxy the environment names (`HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY`, `NO_PROXY`, as
+urllib and httpx read them): a CONNECT tunnel to an https upstream, absolute-form requests to
+an http one. Not kept: HTTP/2 and redirects, which no streaming API needs.
 """
 
 from __future__ import annotations
