@@ -32,6 +32,8 @@ from urllib.parse import quote, unquote, urlsplit
 
 import httptools
 
+from .futures import settle
+
 PAUSE_BYTES = 1 << 20
 """Body bytes kept for a reader that has not taken them before the socket stops being read
 (back-pressure on the upstream)."""
@@ -157,7 +159,7 @@ class Response:
         data = b""
         while len(data) < limit and not (self.complete or self.failure):
             arrived = loop.create_future()
-            self.on_data = functools.partial(_settle, arrived)
+            self.on_data = functools.partial(settle, arrived, None)
             done, _ = await asyncio.wait({arrived}, timeout=max(0.0, deadline - loop.time()))
             if not done:
                 break
@@ -178,16 +180,16 @@ class Response:
             if not (self.complete or self.failure):
                 self.on_data = self._drain
                 self._finishing = asyncio.get_running_loop().call_later(FINISH_WAIT,
-                                                                        self._settle)
+                                                                        self._release)
                 return
-        self._settle()
+        self._release()
 
     def _drain(self) -> None:
         self.take()  # discarded, and the socket read again if it was paused
         if self.complete or self.failure:
-            self._settle()
+            self._release()
 
-    def _settle(self) -> None:
+    def _release(self) -> None:
         if self._finishing is not None:
             self._finishing.cancel()
             self._finishing = None
@@ -226,11 +228,6 @@ class Response:
 
 def _nothing() -> None:
     pass
-
-
-def _settle(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 class _Refused(Exception):

@@ -21,6 +21,8 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from .futures import settle
+
 STOP_GRACE = 2.0
 """Seconds a stream is given to send its ending when the server stops (a client that reads
 nothing would hold it up), before it is cut."""
@@ -37,12 +39,7 @@ def stop_streams() -> None:
     handler, hence through each loop's thread-safe door."""
     for loop, stopping in list(_STOPPING.items()):
         with contextlib.suppress(RuntimeError):  # a loop that has closed: nothing is open
-            loop.call_soon_threadsafe(_settle, stopping)
-
-
-def _settle(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
+            loop.call_soon_threadsafe(settle, stopping, None)
 
 
 class EventStreamResponse(Response):

@@ -14,6 +14,8 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any, Protocol
 
+from .futures import settle
+
 EventBatch = list[dict[str, Any]]
 """Events as plain dicts (`type` and fields; `v` and `seq` are the relay's to set)."""
 
@@ -67,22 +69,12 @@ class EventFeed(ABC):
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[bool] = loop.create_future()
         self._waiter = waiter
-        timer = loop.call_later(timeout, _expire, waiter)
+        timer = loop.call_later(timeout, settle, waiter, False)
         try:
             return await waiter
         finally:
             timer.cancel()
             self._waiter = None
-
-
-def _expire(waiter: asyncio.Future[bool]) -> None:
-    if not waiter.done():
-        waiter.set_result(False)
-
-
-def _settle(future: asyncio.Future[None]) -> None:
-    if not future.done():
-        future.set_result(None)
 
 
 class PumpedFeed(EventFeed):
@@ -102,7 +94,7 @@ class PumpedFeed(EventFeed):
             self._pump = asyncio.get_running_loop().create_task(self._run())
         events, self._events = self._events, []
         if self._drained is not None:
-            _settle(self._drained)
+            settle(self._drained, None)
         if not events and self._failure is not None:
             raise self._failure
         return events
