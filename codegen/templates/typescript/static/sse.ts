@@ -157,9 +157,9 @@ export class SSEDecoder {
         this.fastMax = Math.min(this.maxLine, this.maxEvent + 1);
     }
 
-    /** Take the next chunk of the body; return the events it completes, added to `events` when
-     * given (so that a caller that takes them at once can use one array throughout). */
-    feed(chunk: Uint8Array, events: SSEEvent[] = []): SSEEvent[] {
+    /** Take the next chunk of the body; return the events it completes. */
+    feed(chunk: Uint8Array): SSEEvent[] {
+        const events: SSEEvent[] = [];
         if (this.closed) {
             throw new Error("SSEDecoder.feed() called after close()");
         }
