@@ -549,6 +549,9 @@ async def _tunnel(loop: asyncio.AbstractEventLoop, proxy: Proxy,
         except OSError as exc:
             sock.close()
             failure = exc
+        except BaseException:  # the connect timeout's cancellation: no socket left open
+            sock.close()
+            raise
     else:
         raise failure
     try:
