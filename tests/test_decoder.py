@@ -968,6 +968,8 @@ def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
         # configuration
         "typed", "_typed", "strict", "tools", "request_metadata", "lifecycle", "_validates",
         "_is_valid", "_errors", "_sse", "_max_blocks", "_quicks",
+        # a guess at the type of the next chunk, which only chooses how it is cut out
+        "_hot",
         # what the general path reads or changes, and so the quick path too
         "diagnostics", "_state", "_first", "_expected_seq", "_last_line", "_pending", "_blocks",
         "_block_kinds", "_block_counts", "_counts", "_seen", "_last_value", "_closes_with",

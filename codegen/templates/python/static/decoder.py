@@ -135,6 +135,9 @@ def _event_line(kind: str) -> bytes:
 
 _KIND_OF_LINE = {_event_line(kind): kind for kind in life.PLACES}
 """The type of an event whose ``event:`` line is this, for each registered type."""
+_HOT = {kind: (_event_line(kind) + b"\ndata: ", kind) for kind in _STEADY_KINDS}
+"""What a chunk that is one whole event of each type a block repeats begins with, and the type:
+see `Decoder.feed`."""
 
 
 class _Typed(NamedTuple):
@@ -411,26 +414,106 @@ class Decoder:
         self._placed = False  # an event reached the lifecycle
         self._failed = False
         self._closed = False
+        # The type that the next chunk, if one whole event, most likely is, and what it begins
+        # with (`_HOT`): that of the last such chunk of a type a block repeats.
+        self._hot: tuple[bytes, str] | None = None
 
     # -- input ------------------------------------------------------------------------------
 
     def feed(self, data: bytes) -> list[Event]:
         """Decode the bytes that arrived (any bytes-like object); returns the events they
-        completed, in order."""
-        if self._closed:
-            raise RuntimeError("feed() after close()")
+        completed, in order.
+
+        Servers flush every event, so the commonest chunk of all is one whole event: it is
+        checked on its bytes as `_events` checks it, without building an SSE event first. Most
+        often it is of the type of the last (`_hot`), which the SSE layer recognises by its
+        head (`SSEDecoder.whole_event_of`); else by its lines (`SSEDecoder.whole_event`). An
+        event continuing an open block in the expected order changes nothing but the next seq
+        (the hot path, inline here); any other goes on to `_whole`. In typed mode the event is
+        parsed and validated in one step (`_Typed.whole`).
+        """
         if type(data) is not bytes:
             data = bytes(data)
-        if (
-            data[-1:] == b"\n"  # an event ends here, as in every chunk of one whole event
-            and self.lifecycle
-            and self._pending is None
-            and not self._sse.diagnostics
-        ):
-            events = self._continuation(data)
-            if events is not None:
-                return events
-        fields = self._sse.feed_fields(data)
+        sse = self._sse
+        hot = self._hot
+        payload = None
+        if hot is not None and self._pending is None and not sse.diagnostics:
+            payload = sse.whole_event_of(data, hot[0])  # None once closed
+            kind = hot[1]
+        if payload is None:
+            if self._closed:
+                raise RuntimeError("feed() after close()")
+            if (
+                data[-1:] == b"\n"  # an event ends here, as in every chunk of one whole event
+                and self.lifecycle
+                and self._pending is None
+                and not sse.diagnostics
+                and (whole := sse.whole_event(data)) is not None
+                and (kind := _KIND_OF_LINE.get(whole[0], ""))
+            ):
+                payload = whole[1]
+                if kind in _HOT:
+                    self._hot = _HOT[kind]
+            else:
+                fields = sse.feed_fields(data)
+                return self._events(fields) if fields else []
+        expected = self._expected_seq
+        event: Any = None
+        typed = self._typed
+        if typed is not None:
+            validate = typed.whole.get(kind)
+            if validate is not None:
+                try:
+                    event = validate(payload, strict=True)
+                except ValueError:  # the general path reports why (a context manager costs more)
+                    event = None
+            if (
+                event is not None
+                and event.seq == expected
+                and kind in _STEADY_KINDS
+                and expected <= _SEQ_MAX
+                and self._steady.get(event.index, _NOT_STEADY)[0] == kind
+            ):
+                # `_Typed.members` settles the commonest text
+                if payload.count(b":") == typed.members.get(kind) or self._sound(
+                        payload, event, kind):
+                    self._expected_seq = expected + 1
+                    self._last_line = sse.took_whole_event()
+                    return [event]
+                return self._whole(kind, payload)  # not to be trusted
+            parsed = _UNPARSED
+        else:
+            try:
+                parsed = event = from_json(payload, allow_inf_nan=False)
+            except ValueError:
+                parsed = _UNPARSED
+            if type(event) is dict:
+                index = event.get("index")
+                steady, check = (
+                    self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
+                )
+                if (
+                    steady == kind
+                    and type(seq := event.get("seq")) is int
+                    and seq == expected
+                    and 1 < expected <= _SEQ_MAX
+                    and kind == event.get("type")
+                    and event.get("v") == _VERSION
+                    and (check is None or check(event))
+                ):
+                    delta = event.get("delta")
+                    if (  # `_sound`'s commonest case first, inline
+                        len(payload) <= _SHALLOW
+                        and payload.count(b":")
+                        == len(event) + (len(delta) if type(delta) is dict else 0)
+                    ) or self._sound(payload, event, kind):
+                        self._expected_seq = expected + 1
+                        self._last_line = sse.took_whole_event()
+                        return [event]
+        events = self._whole(kind, payload, parsed, event)
+        if events is not None:
+            return events
+        fields = sse.feed_fields(data)
         return self._events(fields) if fields else []
 
     def close(self) -> list[Event]:
@@ -470,101 +553,45 @@ class Decoder:
             for diagnostic in batch:
                 self._add(diagnostic)
 
-    def _continuation(self, chunk: bytes) -> list[Event] | None:
-        """The events of a chunk that is one whole event of a registered type, taken from the
-        SSE layer; else None, and nothing changed.
-
-        Servers flush every event, so this is the commonest chunk of all: it is checked on its
-        bytes as `_events` checks it, without building an SSE event first. An event continuing
-        an open block in the expected order changes nothing but the next seq (the hot path);
-        any other takes the quick path (`_QUICK`), and what that does not take the general
-        path, with what was parsed. In typed mode the event is parsed and validated in one
-        step (`_Typed.whole`).
-        """
+    def _whole(
+        self, kind: str, payload: bytes, parsed: Any = _UNPARSED, event: Any = None
+    ) -> list[Event] | None:
+        """The events of a chunk that is one whole event of type `kind`, of data `payload`,
+        that the hot path (`feed`) did not take; else None, and nothing changed. `parsed` is
+        the data as parsed, if it was, and `event`, typed, the model built from it, if one was
+        and it may be trusted as far as its text goes. The quick path (`_QUICK`) takes what it
+        can, and the general path the rest, with what was parsed."""
         sse = self._sse
-        whole = sse.whole_event(chunk)
-        if whole is None:
-            return None
-        line, payload = whole
-        kind = _KIND_OF_LINE.get(line)
-        if kind is None:
-            return None
-        event: Any = None
-        parsed: Any = _UNPARSED
-        expected = self._expected_seq
-        typed = self._typed
-        if typed is not None:
-            validate = typed.whole.get(kind)
-            if validate is not None:
-                try:
-                    event = validate(payload, strict=True)
-                except ValueError:  # the general path reports why (a context manager costs more)
-                    event = None
+        if self._typed is not None:
             if event is not None:
-                if (
-                    event.seq == expected
-                    and kind in _STEADY_KINDS
-                    and expected <= _SEQ_MAX
-                    and self._steady.get(event.index, _NOT_STEADY)[0] == kind
-                ):
-                    # `_Typed.members` settles the commonest text
-                    if payload.count(b":") == typed.members.get(kind) or self._sound(
-                            payload, event, kind):
-                        self._expected_seq = expected + 1
-                        self._last_line = sse.took_whole_event()
-                        return [event]
-                    event = None  # not to be trusted
-                elif not self._sound(payload, event, kind):
+                if not self._sound(payload, event, kind):
                     event = None
                 elif (quick := self._quicks.get(kind)) is not None and quick(
                         self, event.__dict__, True):
                     self._last_line = sse.took_whole_event()
                     return [event]
         else:
-            try:
-                parsed = event = from_json(payload, allow_inf_nan=False)
-            except ValueError:
-                event = None
-            if type(event) is dict:
-                index = event.get("index")
-                steady, check = (
-                    self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
-                )
-                if (
-                    steady == kind
-                    and type(seq := event.get("seq")) is int
-                    and seq == expected
-                    and 1 < expected <= _SEQ_MAX
-                    and kind == event.get("type")
-                    and event.get("v") == _VERSION
-                    and (check is None or check(event))
-                ):
-                    delta = event.get("delta")
-                    if (  # `_sound`'s commonest case first, inline
-                        len(payload) <= _SHALLOW
-                        and payload.count(b":")
-                        == len(event) + (len(delta) if type(delta) is dict else 0)
-                    ) or self._sound(payload, event, kind):
-                        self._expected_seq = expected + 1
-                        self._last_line = sse.took_whole_event()
-                        return [event]
-                elif (quick := self._quicks.get(kind)) is not None and self._sound(
-                        payload, event, kind) and quick(self, event, False):
-                    self._last_line = sse.took_whole_event()
-                    return [event]
+            if (
+                type(event) is dict
+                and (quick := self._quicks.get(kind)) is not None
+                and self._sound(payload, event, kind)
+                and quick(self, event, False)
+            ):
+                self._last_line = sse.took_whole_event()
+                return [event]
             event = None  # the general path builds no model in this mode
         try:
             data = payload.decode()
         except UnicodeDecodeError:  # the SSE layer reports it
             return None
-        at = self._last_line = self._sse.took_whole_event()
+        at = self._last_line = sse.took_whole_event()
         general = self._general(kind, data, at, parsed, event)
         return [] if general is None else [general]
 
     def _events(self, sse_events: Sequence[RawFields]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order
         changes nothing but the next seq, so it skips the general path (`_general`), as in
-        `_continuation`: `steady` maps the index of each such block to what its events are
+        `feed`: `steady` maps the index of each such block to what its events are
         (`_Steady`). Their envelope is checked inline: v is the version, and seq is an integer
         (not an integral float, which equals one: D-INTEGERS), the next seq, above 1 (True ==
         1) and at most the largest. The next seq lives in `expected` while no other path runs.
