@@ -424,22 +424,26 @@ class Decoder:
         """Decode the bytes that arrived (any bytes-like object); returns the events they
         completed, in order.
 
-        Servers flush every event, so the commonest chunk of all is one whole event: it is
+        Servers flush every event, so the commonest chunk of all is one whole event, and a
+        body read in small pieces completes one event a piece, most often: such an event is
         checked on its bytes as `_events` checks it, without building an SSE event first. Most
         often it is of the type of the last (`_hot`), which the SSE layer recognises by its
-        head (`SSEDecoder.whole_event_of`); else by its lines (`SSEDecoder.whole_event`). An
-        event continuing an open block in the expected order changes nothing but the next seq
-        (the hot path, inline here); any other goes on to `_whole`. In typed mode the event is
-        parsed and validated in one step (`_Typed.whole`).
+        head (`SSEDecoder.whole_event_of`, `end_event_of`); else a whole chunk by its lines
+        (`SSEDecoder.whole_event`). An event continuing an open block in the expected order
+        changes nothing but the next seq (the hot path, inline here); any other goes on to
+        `_whole`. In typed mode the event is parsed and validated in one step (`_Typed.whole`).
         """
         if type(data) is not bytes:
             data = bytes(data)
         sse = self._sse
         hot = self._hot
         payload = None
+        line = 0  # that of the event once taken from the SSE layer
         if hot is not None and self._pending is None and not sse.diagnostics:
-            payload = sse.whole_event_of(data, hot[0])  # None once closed
-            kind = hot[1]
+            head, kind = hot
+            payload = sse.whole_event_of(data, head)  # None once closed
+            if payload is None and (taken := sse.end_event_of(data, head)) is not None:
+                payload, line = taken
         if payload is None:
             if self._closed:
                 raise RuntimeError("feed() after close()")
@@ -452,8 +456,6 @@ class Decoder:
                 and (kind := _KIND_OF_LINE.get(whole[0], ""))
             ):
                 payload = whole[1]
-                if kind in _HOT:
-                    self._hot = _HOT[kind]
             else:
                 fields = sse.feed_fields(data)
                 return self._events(fields) if fields else []
@@ -478,9 +480,9 @@ class Decoder:
                 if payload.count(b":") == typed.members.get(kind) or self._sound(
                         payload, event, kind):
                     self._expected_seq = expected + 1
-                    self._last_line = sse.took_whole_event()
+                    self._last_line = line or sse.took_whole_event()
                     return [event]
-                return self._whole(kind, payload)  # not to be trusted
+                return self._whole(kind, payload, line)  # not to be trusted
             parsed = _UNPARSED
         else:
             try:
@@ -488,29 +490,33 @@ class Decoder:
             except ValueError:
                 parsed = _UNPARSED
             if type(event) is dict:
-                index = event.get("index")
-                steady, check = (
-                    self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
-                )
-                if (
-                    steady == kind
-                    and type(seq := event.get("seq")) is int
-                    and seq == expected
-                    and 1 < expected <= _SEQ_MAX
-                    and kind == event.get("type")
-                    and event.get("v") == _VERSION
-                    and (check is None or check(event))
-                ):
-                    delta = event.get("delta")
-                    if (  # `_sound`'s commonest case first, inline
-                        len(payload) <= _SHALLOW
-                        and payload.count(b":")
-                        == len(event) + (len(delta) if type(delta) is dict else 0)
-                    ) or self._sound(payload, event, kind):
-                        self._expected_seq = expected + 1
-                        self._last_line = sse.took_whole_event()
-                        return [event]
-        events = self._whole(kind, payload, parsed, event)
+                try:  # subscripts cost less than get; a member missing is no steady event
+                    index = event["index"]
+                    seq = event["seq"]
+                    steady, check = (
+                        self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
+                    )
+                    if (
+                        steady == kind
+                        and seq == expected
+                        and type(seq) is int
+                        and 1 < expected <= _SEQ_MAX
+                        and kind == event["type"]
+                        and event["v"] == _VERSION
+                        and (check is None or check(event))
+                    ):
+                        delta = event.get("delta")
+                        if (  # `_sound`'s commonest case first, inline
+                            len(payload) <= _SHALLOW
+                            and payload.count(b":")
+                            == len(event) + (len(delta) if type(delta) is dict else 0)
+                        ) or self._sound(payload, event, kind):
+                            self._expected_seq = expected + 1
+                            self._last_line = line or sse.took_whole_event()
+                            return [event]
+                except KeyError:
+                    pass
+        events = self._whole(kind, payload, line, parsed, event)
         if events is not None:
             return events
         fields = sse.feed_fields(data)
@@ -554,13 +560,14 @@ class Decoder:
                 self._add(diagnostic)
 
     def _whole(
-        self, kind: str, payload: bytes, parsed: Any = _UNPARSED, event: Any = None
+        self, kind: str, payload: bytes, line: int, parsed: Any = _UNPARSED, event: Any = None
     ) -> list[Event] | None:
-        """The events of a chunk that is one whole event of type `kind`, of data `payload`,
-        that the hot path (`feed`) did not take; else None, and nothing changed. `parsed` is
-        the data as parsed, if it was, and `event`, typed, the model built from it, if one was
-        and it may be trusted as far as its text goes. The quick path (`_QUICK`) takes what it
-        can, and the general path the rest, with what was parsed."""
+        """The events of one whole event of type `kind` and data `payload` that the hot path
+        (`feed`) did not take, taken from the SSE layer (starting at `line`) or not yet (0);
+        else None, and nothing changed. `parsed` is the data as parsed, if it was, and `event`,
+        typed, the model built from it, if one was and it may be trusted as far as its text
+        goes. The quick path (`_QUICK`) takes what it can, and the general path the rest, with
+        what was parsed."""
         sse = self._sse
         if self._typed is not None:
             if event is not None:
@@ -568,7 +575,7 @@ class Decoder:
                     event = None
                 elif (quick := self._quicks.get(kind)) is not None and quick(
                         self, event.__dict__, True):
-                    self._last_line = sse.took_whole_event()
+                    self._last_line = line or sse.took_whole_event()
                     return [event]
         else:
             if (
@@ -577,14 +584,14 @@ class Decoder:
                 and self._sound(payload, event, kind)
                 and quick(self, event, False)
             ):
-                self._last_line = sse.took_whole_event()
+                self._last_line = line or sse.took_whole_event()
                 return [event]
             event = None  # the general path builds no model in this mode
         try:
-            data = payload.decode()
-        except UnicodeDecodeError:  # the SSE layer reports it
+            data = payload.decode()  # taken, the SSE layer found it to be UTF-8
+        except UnicodeDecodeError:  # not taken: the SSE layer reports it
             return None
-        at = self._last_line = sse.took_whole_event()
+        at = self._last_line = line or sse.took_whole_event()
         general = self._general(kind, data, at, parsed, event)
         return [] if general is None else [general]
 
@@ -992,7 +999,9 @@ class Decoder:
                                                         f"fragments but no {joining.of.event}{cut}")
 
     def _steady_entry(self, kind: str) -> _Steady:
-        """What `_steady` holds of a block whose events are of this type."""
+        """What `_steady` holds of a block whose events are of this type, which are then what
+        the next chunk most likely completes (`_hot`)."""
+        self._hot = _HOT[kind]
         return (kind, EVENT_CHECKS[kind] if self._validates else None)
 
     def _in_order(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:

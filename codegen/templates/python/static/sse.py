@@ -17,6 +17,7 @@ chunking, the events and the diagnostics are the same.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import repeat
@@ -28,6 +29,8 @@ __all__ = ["Fields", "RawFields", "SSEDecoder", "SSEEvent"]
 
 _BOM = b"\xef\xbb\xbf"
 _LINE_END = b"\r\n"
+_LONE_CR = re.compile(b"\r(?!\n)")
+"""A CR that is not that of a CRLF."""
 # A larger chunk is fed in slices of this size, so that the work on one slice (decoding, cutting)
 # never holds much more than a slice.
 _SLICE = 1 << 16
@@ -79,6 +82,14 @@ def _event(type: str, data: str, id: str, retry: int | None, line: int) -> SSEEv
 def _text(value: str | bytes) -> str:
     """Data as str, from str or from bytes known to be UTF-8."""
     return value if isinstance(value, str) else value.decode()
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode()
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _split(text: str, crlf: bool) -> list[str]:
@@ -348,6 +359,38 @@ class SSEDecoder:
             return None
         return payload
 
+    def end_event_of(self, data: bytes, head: bytes) -> tuple[bytes, int] | None:
+        """The data and the line of the one event that the bytes held and ``data`` complete,
+        when it is as ``whole_event_of`` finds a chunk, and its data UTF-8, and the rest of
+        ``data`` ends no event: taken as ``feed`` takes it, the rest held. Else None, and
+        nothing changed.
+
+        A body read in small pieces (64 bytes, say) most often completes one event a piece,
+        held so far as it came: so taken, it costs a comparison and a few tests rather than the
+        work of ``feed``.
+        """
+        if not self._deferred or self._lines >= self._start:  # deferred: so regular
+            return None
+        cut = data.find(b"\n\n") + 2
+        if (
+            cut < 3  # an LF first may end a line held: a blank line before this one
+            or 13 in data
+            or data.rfind(b"\n\n") != cut - 2
+            or self._tail_len + cut > self._fast_max
+        ):
+            return None
+        event = b"".join(self._tail) + data[:cut]
+        if not event.startswith(head):
+            return None
+        payload = event[len(head) : -2]
+        if 10 in payload or 13 in payload or not (payload.isascii() or _utf8(payload)):
+            return None
+        rest = data[cut:]
+        self._tail = [rest] if rest else []
+        self._tail_len = len(rest)
+        self._deferred = bool(rest)
+        return payload, self.took_whole_event()
+
     def took_whole_event(self, lines: int = 3) -> int:
         """Account for the event ``whole_event`` found, whose first line the caller found to be
         an ``event:`` line and which it took; returns the line the event starts on. ``lines`` is
@@ -497,6 +540,11 @@ class SSEDecoder:
         otherwise fails the tests for the usual shapes, which look for no other CR or LF, and
         goes through ``_apply``, which holds the rules.
         """
+        if crlf and _LONE_CR.search(region) is None:
+            # Every CR is that of a CRLF, as in CRLF bodies: CRLF and LF are one line end each,
+            # so without its CRs the region has the same lines, in LF line ends.
+            region = region.replace(b"\r", b"")
+            crlf = False
         try:
             text = region.decode()
         except UnicodeDecodeError:
