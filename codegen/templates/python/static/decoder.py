@@ -482,7 +482,7 @@ class Decoder:
                     self._expected_seq = expected + 1
                     self._last_line = line or sse.took_whole_event()
                     return [event]
-                return self._whole(kind, payload, line)  # not to be trusted
+                event = None  # not to be trusted
             parsed = _UNPARSED
         else:
             try:
