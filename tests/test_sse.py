@@ -12,6 +12,7 @@ import re
 import tracemalloc
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Any
 from functools import partial
 from itertools import pairwise
 
@@ -670,6 +671,7 @@ def test_taking_whole_events_gives_what_feeding_them_gives(
 
 
 FIRST = b"event: s\ndata: 0\n\n"
+HEAD = b"event: a\ndata: "
 
 
 @pytest.mark.parametrize("chunk", [
@@ -715,8 +717,11 @@ def test_whole_event_refuses_anything_else(before: bytes, chunk: bytes) -> None:
     if before != BOM[:2]:
         decoder.feed(FIRST)
     decoder.feed(before)
-    assert decoder.whole_event(chunk) is None
-    assert decoder.whole_event(b"event: a\ndata: " + b"1" * 40 + b"\n\n") is None  # too long
+    for whole in (decoder.whole_event, partial(decoder.whole_event_of, head=HEAD)):
+        assert whole(chunk) is None
+        assert whole(b"event: a\ndata: " + b"1" * 40 + b"\n\n") is None  # too long
+    decoder.close()
+    assert decoder.whole_event_of(b"event: a\ndata: 1\n\n", HEAD) is None  # closed
 
 
 def decode_taking_data(
@@ -751,12 +756,23 @@ BREAKER = st.sampled_from([
 ])
 
 
+SAME = st.builds("event: content.delta\ndata: {}\n\n".format, VALUE)
+"""Events of one type, as the events of a block are."""
+ALMOST = st.sampled_from([
+    "event: content.delta\ndata: 1\ndata: 2\n\n", "event: content.delta\ndata: 1\n: c\n\n",
+    "event: content.delta\ndata: 1\rdata: 2\n\n", "event: content.delta\ndata: 1\n\n\n",
+    "event: content.delta\ndata: 1\r\n\n", "event: content.delta\ndata:1\n\n",
+])
+"""Events that begin as those of a block do, but are not of the usual shape."""
+
+
 @st.composite
-def runs(draw: st.DrawFn) -> bytes:
+def runs(draw: st.DrawFn, usual: st.SearchStrategy[str] = USUAL, min_size: int = 0) -> bytes:
     """Runs of events of the usual shapes, as servers send them, which the layer takes apart as
     columns or whole, now and then broken by other lines, a line over the limit, a byte that is
     not UTF-8, a BOM or another line end."""
-    text = "".join(draw(st.lists(st.one_of(USUAL, USUAL, USUAL, BREAKER), max_size=24)))
+    text = "".join(draw(st.lists(
+        st.one_of(usual, usual, usual, BREAKER), min_size=min_size, max_size=24)))
     body = text.encode(errors="surrogatepass").replace(b"\n", draw(st.sampled_from(
         [b"\n", b"\n", b"\r\n", b"\r"]
     )))
@@ -780,6 +796,144 @@ def awkward_chunkings(draw: st.DrawFn, body: bytes) -> list[bytes]:
     if size:
         cuts += range(size, len(body), size)
     return cut(body, cuts)
+
+
+def decode_taking_heads(
+    chunks: Iterable[bytes], **limits: int
+) -> tuple[list[SSEEvent], list[Diagnostic]]:
+    """As `decode`, but every chunk is first offered to `whole_event_of` and `end_event_of`
+    with the head of the type of the event that came last, as the LLM-Stream decoder offers
+    it; a chunk they do not take is fed. After every chunk, the events so far must be those of
+    the bytes so far."""
+    decoder = SSEDecoder(**limits)
+    reference = partial(Reference, limits.get("max_line_bytes", 1 << 20),
+                        limits.get("max_event_bytes", 8 << 20))
+    events: list[SSEEvent] = []
+    head = b"event: content.delta\ndata: "
+    fed = b""
+    for chunk in chunks:
+        kind = head[7:-7].decode() or "message"
+        payload = decoder.whole_event_of(chunk, head)
+        taken = decoder.end_event_of(chunk, head) if payload is None else None
+        try:
+            text = payload.decode()  # type: ignore[union-attr]
+        except (AttributeError, UnicodeDecodeError):  # none, or left to feed, as the decoder
+            text = None
+        if text is not None:
+            events.append(ev(text, kind, line=decoder.took_whole_event()))
+        elif taken is not None:
+            events.append(ev(taken[0].decode(), kind, line=taken[1]))
+        else:
+            new = decoder.feed(chunk)
+            events += new
+            if new:
+                head = f"event: {new[-1].type}\ndata: ".encode()
+        fed += chunk
+        assert as_tuples(without_id_and_retry(events)) == as_tuples(
+            without_id_and_retry([ev(*e[1::-1], line=e[4]) for e in reference().run(fed).events]))
+    events += decoder.close()
+    return events, decoder.diagnostics
+
+
+@st.composite
+def event_pieces(draw: st.DrawFn, body: bytes) -> list[bytes]:
+    """Each event cut once or more anywhere in it, as reads of a steady size cut events of a
+    steady size: most chunks end one event and begin the next."""
+    ends = [0, *(m.end() for m in re.finditer(rb"\r\n\r\n|\n\n|\r\r", body)), len(body)]
+    cuts = [
+        draw(st.integers(a + 1, b - 1))
+        for a, b in pairwise(ends) if b - a > 1
+        for _ in range(draw(st.sampled_from([1, 1, 1, 2])))
+    ]
+    return cut(body, cuts)
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.one_of(runs(st.one_of(SAME, SAME, USUAL)), runs(), bodies()), LIMITS)
+def test_taking_events_by_their_head_gives_what_feeding_them_gives(
+    data: st.DataObject, body: bytes, limits: dict[str, int]
+) -> None:
+    """Whatever `whole_event_of` finds and `end_event_of` takes, whole or after pieces held,
+    in any chunking (a byte at a time, 64 bytes, at blank lines, inside every event, anywhere),
+    is exactly the one event `feed` would have dispatched, out of the same chunk, and taking it
+    leaves the decoder where feeding it would have."""
+    chunks = data.draw(st.one_of(
+        awkward_chunkings(body), chunkings(body), event_pieces(body), event_pieces(body)))
+    events, diagnostics = decode(chunks, **limits)
+    taken, taken_diagnostics = decode_taking_heads(chunks, **limits)
+    assert without_id_and_retry(taken) == without_id_and_retry(events)
+    assert taken_diagnostics == diagnostics
+
+
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), st.lists(st.integers(0, 6).flatmap(  # most of the events of one type
+    lambda n: SAME if n < 4 else (USUAL, BREAKER, ALMOST)[n - 4]), min_size=4, max_size=24),
+       st.sampled_from([{}, {}, {"max_line_bytes": 40, "max_event_bytes": 30},
+                        {"max_line_bytes": 24, "max_event_bytes": 12}]))
+def test_a_block_taken_by_the_head_of_its_events_gives_what_feeding_it_gives(
+    data: st.DataObject, events: list[str], limits: dict[str, int]
+) -> None:
+    """A block of events of one type in LF line ends, now and then broken (by another line end,
+    a byte that is not UTF-8, another event), in the chunkings that `whole_event_of` and
+    `end_event_of` are for (an event a chunk, every event cut, cuts at a steady size) as well
+    as any other: the events and findings of feeding it."""
+    body = "".join(events).encode(errors="surrogatepass")
+    for _ in range(data.draw(st.sampled_from([0, 0, 1, 2]))):
+        at = data.draw(st.integers(0, len(body)))
+        body = body[:at] + data.draw(st.one_of(BAD, st.sampled_from([b"\r", b"\r\n"]))) + body[at:]
+    chunks = data.draw(st.one_of(
+        st.just(at_blank_lines(body)), event_pieces(body), awkward_chunkings(body),
+        chunkings(body)))
+    events_fed, diagnostics = decode(chunks, **limits)
+    taken, taken_diagnostics = decode_taking_heads(chunks, **limits)
+    assert without_id_and_retry(taken) == without_id_and_retry(events_fed)
+    assert taken_diagnostics == diagnostics
+
+
+HELD = b"event: a\nda"  # the start of an event, held as it came
+
+
+@pytest.mark.parametrize(("before", "chunk"), [
+    ([], b"event: a\ndata: 2\n\n"),  # nothing held
+    ([b"event: a\ndata: 1\n"], b"\n"),  # an event open, no piece held
+    ([b"event: b\n", b"event: a\ndata: 1"], b"\n\n"),  # a piece held inside an event
+    ([b"event: a\ndata: 1\r"], b"\n\n"),  # a CR held, whose LF may follow
+    ([b"event: b\nda"], b"ta: 2\n\n"),  # another type
+    ([b"event: a\nid: 1\nda"], b"ta: 2\n\n"),  # another field
+    ([HELD], b"ta: 2\ndata: 3\n\n"),  # two data lines
+    ([HELD], b"ta: 2\rdata: 3\n\n"),  # a CR ends the data line
+    ([HELD], b"ta: 2\n\ndata: 3\r\r"),  # an event ends in the rest, at CRs
+    ([HELD], b"ta: 2\n\ndata: 3\n\n"),  # an event ends in the rest
+    ([HELD], b"ta: 2\n\n\n"),  # a blank line ends the rest
+    ([HELD], b"ta: \xff\n\n"),  # not UTF-8
+    ([HELD], b"ta: 2\n"),  # no blank line
+    ([HELD], b"ta: " + b"2" * 40 + b"\n\n"),  # over the line limit
+    ([HELD, "close"], b"ta: 2\n\n"),  # closed
+    ([b"event: a", "close"], b"\ndata: 2\n\n"),  # closed, with a line held
+])
+def test_end_event_of_refuses_anything_else(before: list[Any], chunk: bytes) -> None:
+    """Only an event of the head, begun in the pieces held since the last event and ended by
+    the chunk, its data one line of UTF-8, the rest of the chunk ending none, and within the
+    limits, is taken; anything else is left to feed."""
+    decoder = SSEDecoder(max_line_bytes=32)
+    decoder.feed(FIRST)
+    for piece in before:
+        decoder.close() if piece == "close" else decoder.feed(piece)
+    lines, start, tail = decoder._lines, decoder._start, list(decoder._tail)
+    assert decoder.end_event_of(chunk, HEAD) is None
+    assert (decoder._lines, decoder._start, decoder._tail) == (lines, start, tail)
+
+
+def test_end_event_of_takes_the_event_and_holds_the_rest() -> None:
+    decoder = SSEDecoder()
+    assert decoder.feed(FIRST + b"event: a\ndata: 1\n\nev") == [ev("0", "s"), ev("1", "a", line=4)]
+    assert decoder.feed(b"ent: a\nda") == []
+    assert decoder.end_event_of(b"ta: caf\xc3\xa9\n\nevent: a\nd", b"event: a\ndata: ") == (
+        "caf\u00e9".encode(), 7)
+    assert decoder.end_event_of(b"ata: 3\n\n", b"event: a\ndata: ") == (b"3", 10)
+    assert decoder.whole_event_of(b"event: a\ndata: 4\n\n", b"event: a\ndata: ") == b"4"
+    assert decoder.took_whole_event() == 13
+    assert decoder.feed(b"event: a\ndata: 5\n\n") == [ev("5", "a", line=16)]
 
 
 TYPED = b"event: a\ndata: 1\n\n"

@@ -373,7 +373,7 @@ class SSEDecoder:
             return None
         cut = data.find(b"\n\n") + 2
         if (
-            cut < 3  # an LF first may end a line held: a blank line before this one
+            cut < 2
             or 13 in data
             or data.rfind(b"\n\n") != cut - 2
             or self._tail_len + cut > self._fast_max
