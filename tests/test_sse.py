@@ -12,9 +12,9 @@ import re
 import tracemalloc
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
 from functools import partial
 from itertools import pairwise
+from typing import Any
 
 import pytest
 from depth import examples
