@@ -714,12 +714,61 @@ def test_the_quick_path_decides_as_the_general_path_does(
         assert found == general[1], f"cuts at {cutting}"
 
 
+@st.composite
+def in_line_ends(draw: st.DrawFn, body: bytes) -> bytes:
+    """The body in LF line ends, as servers mostly send it, or CRLF, CR, or now one now another."""
+    eol = draw(st.sampled_from([b"\n", b"\n", b"\n", b"\r\n", b"\r", b"mixed"]))
+    if eol != b"mixed":
+        return body.replace(b"\n", eol)
+    lines = body.split(b"\n")
+    return b"".join(line + draw(st.sampled_from([b"\n", b"\r\n", b"\r"])) for line in lines[:-1])
+
+
+@st.composite
+def event_pieces(draw: st.DrawFn, body: bytes) -> list[int]:
+    """Cuts inside every event, once or twice, as reads of a steady size cut events of a
+    steady size: most chunks end one event and begin the next."""
+    ends = [0, *event_ends(body)]
+    return [draw(st.integers(a + 1, b - 1)) for a, b in itertools.pairwise(ends) if b - a > 1
+            for _ in range(draw(st.sampled_from([1, 1, 1, 2])))]
+
+
+@settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(body=near_conforming_bodies().flatmap(in_line_ends), data=st.data(),
+       options=st.sampled_from([{}, {"typed": False}, {"typed": False, "validate": False},
+                                {"strict": True}, {"tools": ["get_weather"]}]))
+def test_events_taken_from_their_chunks_decide_as_the_general_path_does(
+    body: bytes, data: st.DataObject, options: dict[str, Any]
+) -> None:
+    """An event a chunk, or ended by a chunk after pieces held, is taken from its bytes by its
+    head (`SSEDecoder.whole_event_of`, `end_event_of`) and checked inline; in any line ends and
+    any chunking (an event a chunk, each event cut, 64 bytes or one byte at a time, anywhere),
+    the events and the diagnostics are those of the general path and of the body in one chunk,
+    and each event comes out of the chunk that completes it."""
+    general = feed_cut(body, [], general=True, **options)
+    assert normal(feed_cut(body, [], **options)[0]) == normal(general[0])
+    pieces = data.draw(event_pieces(body))
+    for cutting in (event_ends(body), pieces, list(range(0, len(body), 64)),
+                    list(range(len(body))),
+                    data.draw(st.lists(st.integers(1, max(len(body) - 1, 1)), max_size=12))):
+        events, found = feed_cut(body, cutting, **options)
+        assert normal(events) == normal(general[0])
+        assert found == general[1], f"cuts at {cutting}"
+    if "strict" not in options:
+        decoder, out = Decoder(**options), []
+        bounds = [0, *sorted(set(pieces)), len(body)]
+        for a, b in itertools.pairwise(bounds):  # after each chunk, the events of the bytes so far
+            out += decoder.feed(body[a:b])
+            assert normal(out) == normal(Decoder(**options).feed(body[:b]))
+
+
 @pytest.mark.parametrize(("field", "value"), [
-    ("seq", True), ("seq", False), ("seq", 1.0), ("seq", "1"), ("v", "2.0"), ("v", 1.0),
-    ("v", None), ("type", "content.delta ")])
+    ("seq", True), ("seq", False), ("seq", 1.0), ("seq", 2.0), ("seq", "1"), ("v", "2.0"),
+    ("v", 1.0), ("v", None), ("type", "content.delta "), ("index", 0.0), ("index", False)])
 def test_an_envelope_that_only_looks_right_is_checked_in_full(field: str, value: object) -> None:
-    """True == 1 and 1.0 == 1 in Python: the hot paths must not take them for seq 1; nor may
-    they skip the version."""
+    """True == 1 and 1.0 == 1 in Python: the hot paths must not take them for seq 1 (or 2.0
+    for seq 2); nor may they skip the version, the type or the block's index. Whole, an event a
+    chunk, each event cut, or a byte at a time."""
     bodies = [  # the event in question comes where seq 1, and then seq 2, is next
         stream(start(), delta(0, "a"), {**delta(1, "b"), field: value}, stop(2), end(3)),
         stream(start(), delta(1, "a"), {**delta(2, "b"), field: value}, stop(3), end(4)),
@@ -727,9 +776,33 @@ def test_an_envelope_that_only_looks_right_is_checked_in_full(field: str, value:
     for body, options in itertools.product(
         bodies, [{}, {"typed": False}, {"typed": False, "validate": False}]
     ):
-        for cuts in ([], event_ends(body)):
+        pieces = [end - 9 for end in event_ends(body)]
+        for cuts in ([], event_ends(body), pieces, list(range(len(body)))):
             events, found = feed_cut(body, cuts, **options)
             general = feed_cut(body, cuts, general=True, **options)
+            assert normal(events) == normal(general[0]) and found == general[1]
+
+
+@pytest.mark.parametrize("broken", [
+    'event: content.delta\ndata: {"v":"1.0","seq":3,\n\n',  # the first half of an envelope
+    'event: content.delta\ndata: {"v":"1.0","seq":3}x\n\n',  # not JSON
+    'event: content.delta\ndata: [3]\n\n',  # not an object
+])
+def test_an_event_that_is_not_json_among_the_events_of_a_block_is_reported_in_place(
+    broken: str,
+) -> None:
+    """Data that may be the first half of an envelope waits for the next event (LS-SSE-3): the
+    events of the block that come next are checked in full, in every chunking, and the seq
+    goes on from the event that is not JSON (or, wrongly, from the one before it)."""
+    for after, options in itertools.product((3, 4), (
+            {}, {"typed": False}, {"typed": False, "validate": False}, {"strict": True})):
+        body = (stream(start(), delta(1, "a"), delta(2, "b")) + broken.encode() + stream(
+            delta(after, "c"), delta(after + 1, "d"), stop(after + 2), usage(after + 3),
+            end(after + 4)))
+        pieces = [end - 9 for end in event_ends(body)]
+        general = feed_cut(body, [], general=True, **options)
+        for cuts in ([], event_ends(body), pieces, list(range(0, len(body), 64))):
+            events, found = feed_cut(body, cuts, **options)
             assert normal(events) == normal(general[0]) and found == general[1]
 
 
