@@ -330,8 +330,15 @@ class SSEDecoder:
             or data[-1:] != b"\n"
         ):
             return None
-        lines = data.splitlines()  # bytes end lines at CRLF, LF and CR alone, as SSE does
-        if len(lines) != 3 or lines[2] or lines[1][:6] != b"data: ":
+        if 13 in data:
+            lines = data.splitlines()  # bytes end lines at CRLF, LF and CR alone, as SSE does
+            if len(lines) != 3 or lines[2]:
+                return None
+        else:  # cut no further than an event needs: the chunk may hold many
+            lines = data.split(b"\n", 3)
+            if len(lines) != 4 or lines[2] or lines[3]:
+                return None
+        if lines[1][:6] != b"data: ":
             return None
         return lines[0], lines[1][6:]
 
