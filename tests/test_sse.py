@@ -801,10 +801,10 @@ def awkward_chunkings(draw: st.DrawFn, body: bytes) -> list[bytes]:
 def decode_taking_heads(
     chunks: Iterable[bytes], **limits: int
 ) -> tuple[list[SSEEvent], list[Diagnostic]]:
-    """As `decode`, but every chunk is first offered to `whole_event_of` and `end_event_of`
+    """As `decode`, but every chunk is first offered to `whole_event_of` and `feed_event_of`
     with the head of the type of the event that came last, as the LLM-Stream decoder offers
-    it; a chunk they do not take is fed. After every chunk, the events so far must be those of
-    the bytes so far."""
+    it; a chunk they neither take nor hold is fed. After every chunk, the events so far must be
+    those of the bytes so far."""
     decoder = SSEDecoder(**limits)
     reference = partial(Reference, limits.get("max_line_bytes", 1 << 20),
                         limits.get("max_event_bytes", 8 << 20))
@@ -814,20 +814,19 @@ def decode_taking_heads(
     for chunk in chunks:
         kind = head[7:-7].decode() or "message"
         payload = decoder.whole_event_of(chunk, head)
-        taken = decoder.end_event_of(chunk, head) if payload is None else None
         try:
             text = payload.decode()  # type: ignore[union-attr]
         except (AttributeError, UnicodeDecodeError):  # none, or left to feed, as the decoder
             text = None
         if text is not None:
             events.append(ev(text, kind, line=decoder.took_whole_event()))
-        elif taken is not None:
-            events.append(ev(taken[0].decode(), kind, line=taken[1]))
-        else:
+        elif (taken := decoder.feed_event_of(chunk, head)) is None:
             new = decoder.feed(chunk)
             events += new
             if new:
                 head = f"event: {new[-1].type}\ndata: ".encode()
+        elif taken:
+            events.append(ev(taken[0].decode(), kind, line=taken[1]))
         fed += chunk
         assert as_tuples(without_id_and_retry(events)) == as_tuples(
             without_id_and_retry([ev(*e[1::-1], line=e[4]) for e in reference().run(fed).events]))
@@ -853,7 +852,7 @@ def event_pieces(draw: st.DrawFn, body: bytes) -> list[bytes]:
 def test_taking_events_by_their_head_gives_what_feeding_them_gives(
     data: st.DataObject, body: bytes, limits: dict[str, int]
 ) -> None:
-    """Whatever `whole_event_of` finds and `end_event_of` takes, whole or after pieces held,
+    """Whatever `whole_event_of` finds and `feed_event_of` takes, whole or after pieces held,
     in any chunking (a byte at a time, 64 bytes, at blank lines, inside every event, anywhere),
     is exactly the one event `feed` would have dispatched, out of the same chunk, and taking it
     leaves the decoder where feeding it would have."""
@@ -875,7 +874,7 @@ def test_a_block_taken_by_the_head_of_its_events_gives_what_feeding_it_gives(
 ) -> None:
     """A block of events of one type in LF line ends, now and then broken (by another line end,
     a byte that is not UTF-8, another event), in the chunkings that `whole_event_of` and
-    `end_event_of` are for (an event a chunk, every event cut, cuts at a steady size) as well
+    `feed_event_of` are for (an event a chunk, every event cut, cuts at a steady size) as well
     as any other: the events and findings of feeding it."""
     body = "".join(events).encode(errors="surrogatepass")
     for _ in range(data.draw(st.sampled_from([0, 0, 1, 2]))):
@@ -906,34 +905,40 @@ HELD = b"event: a\nda"  # the start of an event, held as it came
     ([HELD], b"ta: 2\n\ndata: 3\n\n"),  # an event ends in the rest
     ([HELD], b"ta: 2\n\n\n"),  # a blank line ends the rest
     ([HELD], b"ta: \xff\n\n"),  # not UTF-8
-    ([HELD], b"ta: 2\n"),  # no blank line
     ([HELD], b"ta: " + b"2" * 40 + b"\n\n"),  # over the line limit
     ([HELD, "close"], b"ta: 2\n\n"),  # closed
     ([b"event: a", "close"], b"\ndata: 2\n\n"),  # closed, with a line held
+    ([], b"event: a\n"),  # lines that end, with nothing held: taken apart at once
+    ([HELD, b"ta: 1\n"], b"\ndata: 2"),  # a blank line after a piece held
+    ([HELD], b"ta: " + b"2" * 70000),  # too much to hold
 ])
-def test_end_event_of_refuses_anything_else(before: list[Any], chunk: bytes) -> None:
-    """Only an event of the head, begun in the pieces held since the last event and ended by
-    the chunk, its data one line of UTF-8, the rest of the chunk ending none, and within the
-    limits, is taken; anything else is left to feed."""
+def test_feed_event_of_refuses_anything_else(before: list[Any], chunk: bytes) -> None:
+    """Only a chunk that ends no event, held as feed holds it, or one that ends an event of the
+    head begun in the pieces held since the last event, its data one line of UTF-8, the rest of
+    the chunk ending none, within the limits, is fed so; anything else is left to feed."""
     decoder = SSEDecoder(max_line_bytes=32)
     decoder.feed(FIRST)
     for piece in before:
         decoder.close() if piece == "close" else decoder.feed(piece)
     lines, start, tail = decoder._lines, decoder._start, list(decoder._tail)
-    assert decoder.end_event_of(chunk, HEAD) is None
+    assert decoder.feed_event_of(chunk, HEAD) is None
     assert (decoder._lines, decoder._start, decoder._tail) == (lines, start, tail)
 
 
-def test_end_event_of_takes_the_event_and_holds_the_rest() -> None:
+def test_feed_event_of_holds_what_ends_no_event_and_takes_the_event_that_ends() -> None:
     decoder = SSEDecoder()
     assert decoder.feed(FIRST + b"event: a\ndata: 1\n\nev") == [ev("0", "s"), ev("1", "a", line=4)]
-    assert decoder.feed(b"ent: a\nda") == []
-    assert decoder.end_event_of(b"ta: caf\xc3\xa9\n\nevent: a\nd", b"event: a\ndata: ") == (
+    assert decoder.feed_event_of(b"ent: a\nda", HEAD) == ()
+    assert decoder.feed_event_of(b"ta: caf\xc3\xa9\n\nevent: a\nd", HEAD) == (
         "caf\u00e9".encode(), 7)
-    assert decoder.end_event_of(b"ata: 3\n\n", b"event: a\ndata: ") == (b"3", 10)
-    assert decoder.whole_event_of(b"event: a\ndata: 4\n\n", b"event: a\ndata: ") == b"4"
-    assert decoder.took_whole_event() == 13
-    assert decoder.feed(b"event: a\ndata: 5\n\n") == [ev("5", "a", line=16)]
+    assert decoder.feed_event_of(b"ata: 3", HEAD) == ()
+    assert decoder.feed_event_of(b"\n\n", HEAD) == (b"3", 10)
+    assert decoder.feed_event_of(b"event: a\ndata: 4", HEAD) == ()  # nothing held before
+    assert decoder.feed_event_of(b"\n\n", HEAD) == (b"4", 13)
+    assert decoder.whole_event_of(b"event: a\ndata: 5\n\n", HEAD) == b"5"
+    assert decoder.took_whole_event() == 16
+    assert decoder.feed_event_of(b"event: b\ndata: 6", HEAD) == ()
+    assert decoder.feed(b"\n\n") == [ev("6", "b", line=19)]
 
 
 TYPED = b"event: a\ndata: 1\n\n"

@@ -244,12 +244,7 @@ class SSEDecoder:
             else:
                 cut = 0
         if cut == 0:
-            held = self._tail_len + len(data)
-            if held <= self._hold_max:
-                if data:
-                    tail.append(data)
-                    self._tail_len = held
-                    self._deferred = True
+            if self._defer(data):
                 return []
         elif cut > 0:
             rest = len(data) - cut
@@ -274,6 +269,17 @@ class SSEDecoder:
             self._tail_len = 0
             self._deferred = False
         return self._feed_split(data)
+
+    def _defer(self, data: bytes) -> bool:
+        """Hold bytes in which no event ends, unless that would hold too much."""
+        held = self._tail_len + len(data)
+        if held > self._hold_max:
+            return False
+        if data:
+            self._tail.append(data)
+            self._tail_len = held
+            self._deferred = True
+        return True
 
     def close(self) -> list[SSEEvent]:
         """End the body. An event still open is discarded (WHATWG), so this returns no events."""
@@ -366,27 +372,35 @@ class SSEDecoder:
             return None
         return payload
 
-    def end_event_of(self, data: bytes, head: bytes) -> tuple[bytes, int] | None:
-        """The data and the line of the one event that the bytes held and ``data`` complete,
-        when it is as ``whole_event_of`` finds a chunk, and its data UTF-8, and the rest of
-        ``data`` ends no event: taken as ``feed`` takes it, the rest held. Else None, and
-        nothing changed.
+    def feed_event_of(self, data: bytes, head: bytes) -> tuple[bytes, int] | tuple[()] | None:
+        """Feed a chunk in LF line ends that ends no event, or one event (begun in the bytes
+        held) whose first line and the start of its ``data:`` line are ``head``, as
+        ``whole_event_of`` finds a chunk, with its data UTF-8, the rest of the chunk ending
+        none: for the first, the chunk is held and this returns (); for the second, the event
+        is taken, the rest held, and this returns its data and its line. Else None, and nothing
+        changed.
 
-        A body read in small pieces (64 bytes, say) most often completes one event a piece,
-        held so far as it came: so taken, it costs a comparison and a few tests rather than the
-        work of ``feed``.
+        A body read in small pieces (64 bytes, say) comes most often as pieces that end no
+        event and, now and then, one that ends one: so fed, either costs a few tests rather
+        than the work of ``feed``.
         """
-        if not self._deferred or self._lines >= self._start:  # deferred: so regular
+        if self._irregular or self._lines >= self._start or 13 in data:
             return None
+        tail = self._tail
         cut = data.find(b"\n\n") + 2
+        if cut < 2:  # no event ends here, unless the chunk ends a line that it or a piece begins
+            if (not tail and data[-1:] == b"\n") or (
+                data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n")
+            ):
+                return None
+            return () if self._defer(data) else None
         if (
-            cut < 2
-            or 13 in data
+            not self._deferred  # the bytes held came as they are, and end no event
             or data.rfind(b"\n\n") != cut - 2
             or self._tail_len + cut > self._fast_max
         ):
             return None
-        event = b"".join(self._tail) + data[:cut]
+        event = b"".join(tail) + data[:cut]
         if not event.startswith(head):
             return None
         payload = event[len(head) : -2]
