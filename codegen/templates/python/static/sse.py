@@ -384,14 +384,17 @@ class SSEDecoder:
         event and, now and then, one that ends one: so fed, either costs a few tests rather
         than the work of ``feed``.
         """
-        if self._irregular or self._lines >= self._start or 13 in data:
-            return None
         tail = self._tail
+        if (
+            (not tail and data[-1:] == b"\n")  # lines that end here are taken apart at once
+            or self._irregular
+            or self._lines >= self._start
+            or 13 in data
+        ):
+            return None
         cut = data.find(b"\n\n") + 2
         if cut < 2:  # no event ends here, unless the chunk ends a line that it or a piece begins
-            if (not tail and data[-1:] == b"\n") or (
-                data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n")
-            ):
+            if data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n"):
                 return None
             return () if self._defer(data) else None
         if (
