@@ -8,11 +8,14 @@ This is the hot path of every client, so the common case costs a few C-level cal
 rather than Python work per byte or per line: a chunk in which no event ends is held as it came;
 the bytes up to the last blank line, of the chunks held and the one that ends an event, are
 decoded in one call and cut in one call; a run of events of the usual shapes (``event:`` then
-``data:``, or ``data:`` alone) is taken apart as columns, in a few calls for the whole run, and an
-event of a usual shape among others without being cut into lines. Anything else (comments,
-``id:``, several ``data:`` lines, mixed line ends, invalid UTF-8, a line or an event near a limit)
-goes line by line through ``_field`` and ``_blank``, which hold the rules proper. Whatever the
-chunking, the events and the diagnostics are the same.
+``data:``, or ``data:`` alone) is taken apart as columns, in a few calls for the whole run (in
+CRLF line ends, once its CRs are dropped), and an event of a usual shape among others without
+being cut into lines. A caller that knows the ``event:`` line to expect may take an event of a
+chunk that is one whole event, or that ends one begun in the pieces held, by comparing its head
+(``whole_event_of``, ``feed_event_of``). Anything else (comments, ``id:``, several ``data:``
+lines, a CR alone, invalid UTF-8, a line or an event near a limit) goes line by line through
+``_field`` and ``_blank``, which hold the rules proper. Whatever the chunking, the events and
+the diagnostics are the same.
 """
 
 from __future__ import annotations
@@ -85,6 +88,7 @@ def _text(value: str | bytes) -> str:
 
 
 def _utf8(data: bytes) -> bool:
+    """Whether the bytes are UTF-8."""
     try:
         data.decode()
     except UnicodeDecodeError:
