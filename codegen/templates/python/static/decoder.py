@@ -268,17 +268,27 @@ class _Words(NamedTuple):
     """What `Decoder._sound` looks for in a text, as str or as bytes: colons; the start of
     \\u003a (or \\u003A), a colon within a string written without one; and what a model may
     take that its schema refuses: NaN and Infinity, which are not JSON, and null, for an
-    optional field (`_Typed.nullable`)."""
+    optional field (`_Typed.nullable`). A word is looked for only where its first letter (an
+    int in bytes: one memchr, a tenth of the cost of looking for bytes) is in the text."""
 
     colon: str | bytes
+    backslash: str | int
     escaped_colon: str | bytes
+    nan_initial: str | int
     nan: str | bytes
+    infinity_initial: str | int
     infinity: str | bytes
     null: str | bytes
 
 
-_WORDS = _Words(":", "u003", "NaN", "Infinity", "null")
-_WORDS_BYTES = _Words(*(word.encode() for word in _WORDS))  # type: ignore[union-attr]
+_WORDS = _Words(":", "\\", "u003", "N", "NaN", "I", "Infinity", "null")
+_WORDS_BYTES = _Words(b":", ord("\\"), b"u003", ord("N"), b"NaN", ord("I"), b"Infinity", b"null")
+
+
+def _holds(text: Any, initial: Any, word: Any) -> bool:
+    """Whether a text (str or bytes) holds a word whose first letter is `initial`."""
+    return initial in text and text.find(word) >= 0
+
 
 _VERSION = life.ENVELOPE_VERSION
 _SEQ_MAX = life.SEQ_MAX
@@ -316,7 +326,8 @@ def _accounted(
 ) -> bool:
     """Whether the colons of an event's text are just those of `members` members and those
     within the strings where its text runs free (`Decoder._sound` says why that settles it)."""
-    return colons == members + _colons_within(fields, kind) and words.escaped_colon not in text
+    return colons == members + _colons_within(fields, kind) and not _holds(
+        text, words.backslash, words.escaped_colon)
 
 
 def _colons_within(fields: Mapping[str, Any], kind: str) -> int:
@@ -703,9 +714,9 @@ class Decoder:
             fields = value.__dict__
             if members and _accounted(text, words, colons, members, fields, kind):
                 return True
-            if words.nan in text or words.infinity in text or (
-                kind in typed.nullable and words.null in text
-            ):
+            if _holds(text, words.nan_initial, words.nan) or _holds(
+                text, words.infinity_initial, words.infinity
+            ) or (kind in typed.nullable and text.find(words.null) >= 0):
                 return False
             members = members or len(value.model_fields_set)
         else:
@@ -1142,26 +1153,36 @@ _KNOWN_CHECKS = frozenset(
     {"non-decreasing", "json-text", "unique", "declared-tool", "echoes-request-metadata"})
 """The field checks of `life.FIELD_CHECKS` that the quick path weighs."""
 
+_Envelope = Callable[[Decoder, Mapping[str, Any], Any], bool]
+"""Whether an unvalidated event's envelope and integers are what `_event` takes as they are,
+and, when the decoder validates, its schema holds; given the decoder, the object, its seq."""
+_FieldChecks = Callable[[Decoder, Mapping[str, Any]], bool]
+"""Whether an event passes its type's field checks, as `_field_check` judges them; when it
+does, what they remember of it is remembered, as `_field_check` remembers it."""
 
-def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
-    """The quick path of one event type: what `_event` checks and changes for it, all checks
-    before any change, with the type's plan bound once and its field checks inline; a part
-    of the plan the type has none of costs one test of a bound constant."""
-    if any(check not in _KNOWN_CHECKS for check, _, _ in plan.checks):
-        return _never
-    place, moves, block_moves = plan.place, plan.moves, plan.block_moves
-    block_kind = plan.block_kind
-    in_block = bool(block_moves) and place == "block"
-    if in_block and block_kind is None:
-        return _never
-    first, counted, integers = place == "first", plan.counted, plan.integers
-    limit, completes, fragments, builds = plan.limit, plan.completes, plan.fragments, plan.builds
-    carries = () if fragments is None else fragments.carries
-    closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
-    steady = kind in _STEADY_KINDS
-    ends = life.STREAM_FINAL in moves.values()
-    schema = EVENT_CHECKS[kind]
-    final, failed, initial = life.STREAM_FINAL, life.FAILED_STATE, life.BLOCK_INITIAL
+
+def _envelope(kind: str, plan: _Plan) -> _Envelope:
+    """The envelope checks of one type's quick path for an event no model validated."""
+    integers, schema = plan.integers, EVENT_CHECKS[kind]
+
+    def holds(decoder: Decoder, obj: Mapping[str, Any], seq: Any) -> bool:
+        # the model's type, version and seq, an int from 0, are its schema's
+        if type(seq) is not int or seq < 0 or obj.get("v") != _VERSION or (
+            obj.get("type") != kind
+        ):
+            return False
+        if integers:
+            for name in integers:  # an integral float leaves the general path to convert
+                if type(obj.get(name)) is float:
+                    return False
+        return not decoder._validates or schema(obj)
+
+    return holds
+
+
+def _field_checks(plan: _Plan) -> _FieldChecks | None:
+    """The field checks of one type's quick path, called once every other check held: None
+    where the type has none, so that its quick path pays one test of a constant for them."""
 
     def of(check: str) -> tuple[tuple[str, tuple[str, str]], ...]:
         return tuple((field, key) for name, field, key in plan.checks if name == check)
@@ -1169,90 +1190,29 @@ def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
     rising, texts, unique = of("non-decreasing"), of("json-text"), of("unique")
     declared, echoed = of("declared-tool"), of("echoes-request-metadata")
 
-    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
-        seq = obj.get("seq")
-        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
-            seq > _SEQ_MAX  # the model's type, version and seq, an int from 0, are its schema's
-        ):
-            return False
-        if not validated:
-            if (
-                type(seq) is not int
-                or seq < 0
-                or obj.get("v") != _VERSION
-                or obj.get("type") != kind
-            ):
-                return False
-            for name in integers:  # an integral float leaves the general path to convert
-                if type(obj.get(name)) is float:
-                    return False
-            if decoder._validates and not schema(obj):
-                return False
-        state = decoder._state
-        target = moves.get(state)
-        if target is None:
-            return False
-        index: Any = None
-        block = block_target = ""
-        joining = None
-        if block_moves:
-            index = obj.get("index")
-            if type(index) is not int:
-                return False
-            blocks = decoder._blocks
-            block = blocks.get(index, "")
-            if not block:
-                if len(blocks) >= decoder._max_blocks:
-                    return False
-                block = initial
-            block_target = block_moves.get(block, "")
-            if not block_target:
-                return False
-            joining = decoder._joining.get(index) if decoder._joining else None
-            if in_block:
-                established = decoder._block_kinds.get(index)
-                completed = decoder._completed.get(index) if decoder._completed else None
-                if (
-                    (established is not None and established != block_kind)
-                    or (completed is not None and kind != completed)
-                    or (limit is not None
-                        and decoder._block_counts.get((index, kind), 0) >= limit)
-                ):
-                    return False
-                if fragments is not None:
-                    if index in decoder._built or (
-                        joining is None and any(obj.get(name) is None for name in carries)
-                    ):
+    def checked(decoder: Decoder, obj: Mapping[str, Any]) -> bool:
+        if rising:
+            for field, key in rising:
+                value = obj.get(field)
+                if type(value) is int:
+                    last = decoder._last_value.get(key)
+                    if last is not None and value < last:
                         return False
-                elif builds and joining is not None and not joining.built(obj):
-                    return False
-            else:
-                reason = obj.get("stop_reason")
-                wanted = decoder._closes_with.get(index) if decoder._closes_with else None
-                if (wanted is not None and reason != wanted[1]) or (
-                    joining is not None and reason != joining.of.unless_stop_reason
-                ):
-                    return False
-        # The field checks, as `_field_check` judges them.
-        for field, key in rising:
-            value = obj.get(field)
-            if type(value) is int:
-                last = decoder._last_value.get(key)
-                if last is not None and value < last:
-                    return False
-        for field, _ in texts:
-            value = obj.get(field)
-            if type(value) is str:
-                try:
-                    loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
-                except ValueError:
-                    return False
-        for field, key in unique:
-            value = obj.get(field)
-            if type(value) is str or type(value) is int:
-                known = decoder._seen.get(key, ())
-                if value in known or len(known) >= decoder._max_blocks:
-                    return False
+        if texts:
+            for field, _ in texts:
+                value = obj.get(field)
+                if type(value) is str:
+                    try:
+                        loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
+                    except ValueError:
+                        return False
+        if unique:
+            for field, key in unique:
+                value = obj.get(field)
+                if type(value) is str or type(value) is int:
+                    known = decoder._seen.get(key, ())
+                    if value in known or len(known) >= decoder._max_blocks:
+                        return False
         if declared and decoder.tools is not None:
             for field, _ in declared:
                 value = obj.get(field)
@@ -1264,7 +1224,122 @@ def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
                 wanted = metadata.get(field)
                 if wanted is not None and obj.get(field) != wanted:
                     return False
-        if ends and target == final and not decoder._ends_well(kind, target):
+        # Every check held: what `_field_check` remembers.
+        if rising:
+            for field, key in rising:
+                value = obj.get(field)
+                if type(value) is int:
+                    decoder._last_value[key] = value
+        if unique:
+            for field, key in unique:
+                value = obj.get(field)
+                if type(value) is str or type(value) is int:
+                    seen = decoder._seen.get(key)
+                    if seen is None:
+                        seen = decoder._seen[key] = set()
+                    seen.add(value)
+        return True
+
+    return checked if plan.checks else None
+
+
+def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of one event type: what `_event` checks and changes for it, all checks
+    before any change, with the type's plan bound once. Each place has a quick path of its
+    own (`_quick_in_block`, `_quick_block_end`, `_quick_outside`), so that an event pays only
+    for the parts of the lifecycle its place has; a part of the plan the type has none of costs
+    one test of a bound constant."""
+    if any(check not in _KNOWN_CHECKS for check, _, _ in plan.checks):
+        return _never
+    if not plan.block_moves:
+        return _quick_outside(kind, plan)
+    if plan.place != "block":
+        return _quick_block_end(kind, plan)
+    if plan.block_kind is None:
+        return _never
+    return _quick_in_block(kind, plan)
+
+
+def _quick_outside(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of a type whose place is outside blocks: stream.start, usage, error,
+    stream.end."""
+    envelope, moves = _envelope(kind, plan), plan.moves
+    checked = _field_checks(plan)
+    first, counted = plan.place == "first", plan.counted
+    ends = life.STREAM_FINAL in moves.values()
+    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+            seq > _SEQ_MAX
+        ) or (not validated and not envelope(decoder, obj, seq)):
+            return False
+        state = decoder._state
+        target = moves.get(state)
+        if target is None or (ends and target == final and not decoder._ends_well(kind, target)) or (
+            checked is not None and not checked(decoder, obj)  # the last check: it remembers
+        ):
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle` and `_field_check` make.
+        decoder._placed = True
+        decoder._end_rejected = False
+        decoder._expected_seq = seq + 1
+        decoder._first = False
+        if target != state:
+            decoder._state = target
+            decoder._steady.clear()
+            if target == failed:
+                decoder._failed = True
+        if counted:
+            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        return True
+
+    return quick
+
+
+def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of a type that closes a block: content.stop."""
+    envelope, moves, block_moves = _envelope(kind, plan), plan.moves, plan.block_moves
+    checked = _field_checks(plan)
+    first, counted = plan.place == "first", plan.counted
+    ends = life.STREAM_FINAL in moves.values()
+    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+    unopened = block_moves.get(life.BLOCK_INITIAL)
+    """What a block this type comes to first becomes; None: it may not come first."""
+
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+            seq > _SEQ_MAX
+        ) or (not validated and not envelope(decoder, obj, seq)):
+            return False
+        state = decoder._state
+        target = moves.get(state)
+        index = obj.get("index")
+        if target is None or type(index) is not int:
+            return False
+        blocks = decoder._blocks
+        block = blocks.get(index)
+        joining = None
+        if block is None:  # a block unopened holds nothing (`_block` keeps no state for one)
+            if unopened is None or len(blocks) >= decoder._max_blocks:
+                return False
+            block_target = unopened
+        else:
+            block_target = block_moves.get(block)
+            if block_target is None:
+                return False
+            reason = obj.get("stop_reason")
+            wanted = decoder._closes_with.get(index) if decoder._closes_with else None
+            if wanted is not None and reason != wanted[1]:
+                return False
+            joining = decoder._joining.get(index) if decoder._joining else None
+            if joining is not None and reason != joining.of.unless_stop_reason:
+                return False
+        if (ends and target == final and not decoder._ends_well(kind, target)) or (
+            checked is not None and not checked(decoder, obj)  # the last check: it remembers
+        ):
             return False
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
@@ -1279,48 +1354,118 @@ def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
                 decoder._failed = True
         if counted:
             decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
-        if block:
-            decoder._blocks[index] = block_target
-            if block_target != block:
-                decoder._steady.pop(index, None)
-            if in_block:
-                decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
-                if completes:
-                    decoder._completed[index] = kind
-                    decoder._steady.pop(index, None)
-                if fragments is not None:
-                    if joining is None:
-                        carried = {name: obj.get(name) for name in carries}
-                        joining = decoder._joining[index] = _Joining(kind, fragments, carried)
-                    joining.add(obj.get(fragments.field))
-                elif builds:
-                    decoder._built.add(index)
-                    if joining is not None:
-                        del decoder._joining[index]
-                if limit is not None:
-                    count = (index, kind)
-                    decoder._block_counts[count] = decoder._block_counts.get(count, 0) + 1
-                if closes_with is not None:
-                    decoder._closes_with[index] = closes_with
-                elif (
-                    steady
-                    and index not in decoder._completed
-                    and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
+        blocks[index] = block_target
+        if block is not None and block_target != block:
+            decoder._steady.pop(index, None)
+        if joining is not None:
+            del decoder._joining[index]
+        return True
+
+    return quick
+
+
+def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of a type whose events make up a block: content.delta's first in its
+    block, tool.call, tool.call.delta, the reasoning events."""
+    envelope, moves, block_moves = _envelope(kind, plan), plan.moves, plan.block_moves
+    checked = _field_checks(plan)
+    first, counted, block_kind = plan.place == "first", plan.counted, plan.block_kind
+    limit, completes, fragments, builds = plan.limit, plan.completes, plan.fragments, plan.builds
+    carries = () if fragments is None else fragments.carries
+    closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
+    steady = kind in _STEADY_KINDS
+    ends = life.STREAM_FINAL in moves.values()
+    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+    unopened = block_moves.get(life.BLOCK_INITIAL) if limit is None or limit > 0 else None
+    """What a block this type opens becomes; None: it may not open one."""
+
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+            seq > _SEQ_MAX
+        ) or (not validated and not envelope(decoder, obj, seq)):
+            return False
+        state = decoder._state
+        target = moves.get(state)
+        index = obj.get("index")
+        if target is None or type(index) is not int:
+            return False
+        blocks = decoder._blocks
+        block = blocks.get(index)
+        joining = None
+        if block is None:
+            # A block unopened holds nothing (`_block` keeps no state for one): no kind, no
+            # event that completed it, no count, no fragments, nothing built.
+            if unopened is None or len(blocks) >= decoder._max_blocks or (
+                fragments is not None and any(obj.get(name) is None for name in carries)
+            ):
+                return False
+            block_target = unopened
+        else:
+            block_target = block_moves.get(block)
+            if block_target is None:
+                return False
+            established = decoder._block_kinds.get(index)
+            completed = decoder._completed.get(index) if decoder._completed else None
+            if (
+                (established is not None and established != block_kind)
+                or (completed is not None and kind != completed)
+                or (limit is not None
+                    and decoder._block_counts.get((index, kind), 0) >= limit)
+            ):
+                return False
+            joining = decoder._joining.get(index) if decoder._joining else None
+            if fragments is not None:
+                if index in decoder._built or (
+                    joining is None and any(obj.get(name) is None for name in carries)
                 ):
-                    decoder._steady[index] = decoder._steady_entry(kind)
-            elif joining is not None:
+                    return False
+            elif builds and joining is not None and not joining.built(obj):
+                return False
+        if (ends and target == final and not decoder._ends_well(kind, target)) or (
+            checked is not None and not checked(decoder, obj)  # the last check: it remembers
+        ):
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
+        # `_field_check` make.
+        decoder._placed = True
+        decoder._end_rejected = False
+        decoder._expected_seq = seq + 1
+        decoder._first = False
+        if target != state:
+            decoder._state = target
+            decoder._steady.clear()
+            if target == failed:
+                decoder._failed = True
+        if counted:
+            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        blocks[index] = block_target
+        if block is not None and block_target != block:
+            decoder._steady.pop(index, None)
+        decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
+        if completes:
+            decoder._completed[index] = kind
+            decoder._steady.pop(index, None)
+        if fragments is not None:
+            if joining is None:
+                carried = {name: obj.get(name) for name in carries}
+                joining = decoder._joining[index] = _Joining(kind, fragments, carried)
+            joining.add(obj.get(fragments.field))
+        elif builds:
+            decoder._built.add(index)
+            if joining is not None:
                 del decoder._joining[index]
-        for field, key in rising:
-            value = obj.get(field)
-            if type(value) is int:
-                decoder._last_value[key] = value
-        for field, key in unique:
-            value = obj.get(field)
-            if type(value) is str or type(value) is int:
-                seen = decoder._seen.get(key)
-                if seen is None:
-                    seen = decoder._seen[key] = set()
-                seen.add(value)
+        if limit is not None:
+            count = (index, kind)
+            decoder._block_counts[count] = decoder._block_counts.get(count, 0) + 1
+        if closes_with is not None:
+            decoder._closes_with[index] = closes_with
+        elif (
+            steady
+            and index not in decoder._completed
+            and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
+        ):
+            decoder._steady[index] = decoder._steady_entry(kind)
         return True
 
     return quick
