@@ -162,11 +162,12 @@ class _Typed(NamedTuple):
     differential tests hold them to that). An object a model refuses is checked by the
     validator, which reports why, or, valid after all, built in pydantic's lax mode."""
     members: Mapping[str, int]
-    """How many members every event of a type has, nested ones included, for the types whose
-    models have every field required and take no float (`_takes_no_float`): a text of one with
-    no more colons than that, and those within its strings (`Decoder._sound`), has no member
-    name twice (D-DUPLICATE-KEYS) and none that its model does not type, so no NaN, Infinity
-    or null, and nothing nested deeper than its models."""
+    """How many members the required fields of a type make (`_members`), nested ones included,
+    for the types whose required fields take no float (`_takes_no_float`): a text of one with
+    no more colons than that, and those within its strings (`Decoder._sound`), holds just
+    those members, each once, since its model found every one of them: no member name twice
+    (D-DUPLICATE-KEYS), no optional member, none that its model does not type, so no NaN,
+    Infinity or null, and nothing nested deeper than its models."""
 
 
 @cache
@@ -186,34 +187,40 @@ def _typed_tables() -> _Typed:
     }
     members = {
         kind: _members(model) for kind, model in sorted(EVENT_MODELS.items())
-        if _all_required(model) and _takes_no_float(model)
+        if _takes_no_float(model)
     }
     return _Typed(EVENT_MODELS, UnknownEvent, whole, nullable, trusted, members)
 
 
 def _takes_no_float(model: type[BaseModel]) -> bool:
-    """Whether every field of a model, and of its nested models, is a string, an integer, a
-    boolean or a literal: one that takes neither NaN nor Infinity, which JSON has not."""
+    """Whether every required field of a model is a string, an integer, a boolean, a literal,
+    an enum of strings, or a model whose every field is required and takes no float: one that
+    in strict mode takes neither NaN nor Infinity, which JSON has not, nor null."""
     from pydantic import BaseModel
 
     for field in model.model_fields.values():
         kind = field.annotation
-        if not (
+        if field.is_required() and not (
             kind in (str, int, bool)
             or get_origin(kind) is Literal
-            or (isinstance(kind, type) and issubclass(kind, BaseModel) and _takes_no_float(kind))
+            or (isinstance(kind, type) and issubclass(kind, Enum)
+                and all(type(member.value) is str for member in kind))
+            or (isinstance(kind, type) and issubclass(kind, BaseModel) and _all_required(kind)
+                and _takes_no_float(kind))
         ):
             return False
     return True
 
 
 def _members(model: type[BaseModel]) -> int:
-    """The members of an object of a model whose every field is required, nested ones included."""
+    """The members of an object of a model that has just its required fields, nested ones
+    included (a nested model of `_takes_no_float` has every field required)."""
     from pydantic import BaseModel
 
     return sum(
         1 + (_members(kind) if isinstance(kind, type) and issubclass(kind, BaseModel) else 0)
-        for kind in (field.annotation for field in model.model_fields.values())
+        for kind in (field.annotation for field in model.model_fields.values()
+                     if field.is_required())
     )
 
 
@@ -325,25 +332,20 @@ def _accounted(
     text: Any, words: _Words, colons: int, members: int, fields: Mapping[str, Any], kind: str
 ) -> bool:
     """Whether the colons of an event's text are just those of `members` members and those
-    within the strings where its text runs free (`Decoder._sound` says why that settles it)."""
-    return colons == members + _colons_within(fields, kind) and not _holds(
-        text, words.backslash, words.escaped_colon)
-
-
-def _colons_within(fields: Mapping[str, Any], kind: str) -> int:
-    """The colons within the strings of an event where text runs free (`_FREE_TEXT`, and the
-    text of a delta): a part of the colons within all its strings, found for little."""
-    colons = 0
+    within the strings where its text runs free (`Decoder._sound` says why that settles it):
+    those of `_FREE_TEXT`, and the text of a delta, a part of the colons within all its strings
+    found for little."""
     for name in _FREE_TEXT.get(kind, ()):
-        text = fields.get(name)
-        if type(text) is str:
-            colons += text.count(":")
+        free = fields.get(name)
+        if type(free) is str:
+            colons -= free.count(":")
     delta = fields.get("delta")
     if delta is not None:
-        text = delta.get("text") if type(delta) is dict else getattr(delta, "text", None)
-        if type(text) is str:
-            colons += text.count(":")
-    return colons
+        free = delta.get("text") if type(delta) is dict else getattr(delta, "text", None)
+        if type(free) is str:
+            colons -= free.count(":")
+    return colons == members and (  # `_holds`, inline
+        words.backslash not in text or text.find(words.escaped_colon) < 0)
 
 
 Event: TypeAlias = "EventEnvelope | dict[str, Any]"
@@ -696,10 +698,11 @@ class Decoder:
         its strings one for each colon they hold, unless it escapes one (\\u003a). So a text
         with no more colons than members its value holds, and colons within the strings of its
         value, lost none of the members it wrote to a name written twice. The members counted:
-        those of an object and its delta; typed, those every event of its type has
-        (`_Typed.members`), else the model's own. The colons: those of the strings where text
-        runs free (`_colons_within`). A typed text with just the members every event of its
-        type has holds nothing its model does not type, so no NaN, Infinity or null either.
+        those of an object and its delta; typed, those the required fields of its type make
+        (`_Typed.members`), else those its text set. The colons: those of the strings where
+        text runs free (`_accounted`). A typed text with just the members of its type's
+        required fields holds nothing its model does not type, so no NaN, Infinity or null
+        either.
         Any other text is left to `duplicate_names`.
         """
         if len(text) > _SHALLOW and too_deep(text):
@@ -718,7 +721,8 @@ class Decoder:
                 text, words.infinity_initial, words.infinity
             ) or (kind in typed.nullable and text.find(words.null) >= 0):
                 return False
-            members = members or len(value.model_fields_set)
+            if kind in typed.nullable:  # it may have more: those its text set
+                members = len(value.model_fields_set)
         else:
             fields = value
             delta = value.get("delta")
@@ -1201,10 +1205,12 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
         if texts:
             for field, _ in texts:
                 value = obj.get(field)
-                if type(value) is str:
-                    try:
-                        loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
+                if type(value) is str:  # `loads`, as `_field_check` parses it (D-LIMITS), but
+                    try:  # what pydantic-core refuses is left to `loads` on the general path
+                        from_json(value, allow_inf_nan=False)
                     except ValueError:
+                        return False
+                    if len(value) > _SHALLOW and too_deep(value):
                         return False
         if unique:
             for field, key in unique:
