@@ -313,14 +313,14 @@ def test_only_models_that_take_no_float_are_trusted_by_their_members() -> None:
     """`_Typed.members` lets a typed text of just the members its type's required fields make
     skip the search for NaN, Infinity and null: only models whose required fields no float or
     null slips through qualify, and only their required fields are counted."""
-    from enum import Enum
+    from enum import Enum, StrEnum
     from typing import Literal
 
     from pydantic import BaseModel
 
     from llm_stream.decoder import _members, _takes_no_float, _typed_tables
 
-    class Reason(str, Enum):
+    class Reason(StrEnum):
         DONE = "done"
 
     class Numbered(Enum):

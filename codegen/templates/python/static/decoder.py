@@ -515,8 +515,8 @@ class Decoder:
                     event = None
             if event is not None:
                 if (
-                    event.seq == expected
-                    and kind in _STEADY_KINDS
+                    kind in _STEADY_KINDS
+                    and event.seq == expected
                     and expected <= _SEQ_MAX
                     and self._steady.get(event.index, _NOT_STEADY)[0] == kind
                 ):
@@ -527,7 +527,8 @@ class Decoder:
                         self._last_line = sse.took_whole_event()
                         return [event]
                     event = None  # not to be trusted
-                elif not self._sound(payload, event, kind):
+                elif payload.count(b":") != typed.members.get(kind) and not self._sound(
+                        payload, event, kind):  # `_Typed.members` settles the commonest text
                     event = None
                 elif (quick := self._quicks.get(kind)) is not None and quick(
                         self, event.__dict__, True):
@@ -612,8 +613,8 @@ class Decoder:
                                 model = None
                         if model is not None:
                             if (
-                                model.seq == expected
-                                and sse_type in _STEADY_KINDS
+                                sse_type in _STEADY_KINDS
+                                and model.seq == expected
                                 and expected <= _SEQ_MAX
                                 and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
@@ -626,8 +627,10 @@ class Decoder:
                                     append(model)
                                     continue
                                 model = None  # not to be trusted
-                            elif not self._sound(data, model, sse_type):
-                                model = None
+                            elif (data.count(b":") if isinstance(data, bytes)
+                                  else data.count(":")) != members.get(sse_type) and not (
+                                    self._sound(data, model, sse_type)):
+                                model = None  # `_Typed.members` settled the commonest text
                             elif (quick := quicks.get(sse_type)) is not None:
                                 self._expected_seq = expected
                                 if quick(self, model.__dict__, True):
@@ -1213,10 +1216,11 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
                     if len(value) > _SHALLOW and too_deep(value):
                         return False
         if unique:
+            seen = decoder._seen
             for field, key in unique:
                 value = obj.get(field)
                 if type(value) is str or type(value) is int:
-                    known = decoder._seen.get(key, ())
+                    known = seen.get(key, ())
                     if value in known or len(known) >= decoder._max_blocks:
                         return False
         if declared and decoder.tools is not None:
@@ -1240,10 +1244,10 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
             for field, key in unique:
                 value = obj.get(field)
                 if type(value) is str or type(value) is int:
-                    seen = decoder._seen.get(key)
-                    if seen is None:
-                        seen = decoder._seen[key] = set()
-                    seen.add(value)
+                    kept = seen.get(key)
+                    if kept is None:
+                        kept = seen[key] = set()
+                    kept.add(value)
         return True
 
     return checked if plan.checks else None
@@ -1283,9 +1287,9 @@ def _quick_outside(kind: str, plan: _Plan) -> _QuickPath:
             return False
         state = decoder._state
         target = moves.get(state)
-        if target is None or (ends and target == final and not decoder._ends_well(kind, target)) or (
-            checked is not None and not checked(decoder, obj)  # the last check: it remembers
-        ):
+        if target is None or (
+            ends and target == final and not decoder._ends_well(kind, target)
+        ) or (checked is not None and not checked(decoder, obj)):  # the last: it remembers
             return False
         # Every check held: the changes `_sequence`, `_lifecycle` and `_field_check` make.
         decoder._placed = True
@@ -1329,9 +1333,9 @@ def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
         block = blocks.get(index)
         joining = None
         if block is None:  # a block unopened holds nothing (`_block` keeps no state for one)
-            if unopened is None or len(blocks) >= decoder._max_blocks:
-                return False
             block_target = unopened
+            if block_target is None or len(blocks) >= decoder._max_blocks:
+                return False
         else:
             block_target = block_moves.get(block)
             if block_target is None:
@@ -1402,11 +1406,11 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
         if block is None:
             # A block unopened holds nothing (`_block` keeps no state for one): no kind, no
             # event that completed it, no count, no fragments, nothing built.
-            if unopened is None or len(blocks) >= decoder._max_blocks or (
+            block_target = unopened
+            if block_target is None or len(blocks) >= decoder._max_blocks or (
                 fragments is not None and any(obj.get(name) is None for name in carries)
             ):
                 return False
-            block_target = unopened
         else:
             block_target = block_moves.get(block)
             if block_target is None:
@@ -1462,8 +1466,8 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
             if joining is not None:
                 del decoder._joining[index]
         if limit is not None:
-            count = (index, kind)
-            decoder._block_counts[count] = decoder._block_counts.get(count, 0) + 1
+            counts, count = decoder._block_counts, (index, kind)
+            counts[count] = 1 if block is None else counts.get(count, 0) + 1
         if closes_with is not None:
             decoder._closes_with[index] = closes_with
         elif (
