@@ -618,7 +618,8 @@ def test_the_hot_paths_decide_as_the_general_path_does(
 
 ARGUMENT_TEXTS = st.sampled_from(['{"city":"Vienna"}', '{"a":[1,2.5,null]}', "[]", "{", "",
                                   '"caf\u00e9"', '{"a":1}x', "NaN", "null",
-                                  "[" * 128 + "]" * 128, "[" * 129 + "]" * 129])
+                                  "[" * 128 + "]" * 128, "[" * 129 + "]" * 129,
+                                  '{"text":"' + "caf\u00e9 " * 900 + '"}'])  # hashed when joined
 
 
 @st.composite
@@ -792,6 +793,10 @@ ONE_RULE_BROKEN = {  # each body breaks one rule the quick path checks before ch
     "fragments that do not add up": stream(
         start(), fragment(1, '{"city":', **FIRST_FRAGMENT), fragment(2, '"Paris"}'),
         call(3, "get_weather"), stop(4, reason="tool_use"), usage(5), end(6)),
+    "long fragments that do not add up": stream(  # past what is kept as text: hashed
+        start(), fragment(1, '{"a":"' + "x" * 3000, **FIRST_FRAGMENT), fragment(2, "y" * 3000),
+        {**call(3, "get_weather"), "arguments": '{"a":"' + "x" * 3000 + "y" * 2999 + 'z"}'},
+        stop(4, reason="tool_use"), usage(5), end(6)),
     "fragments that carry another id": stream(
         start(), fragment(1, ARGUMENTS, id="c9", name="get_weather"), call(2, "get_weather"),
         stop(3, reason="tool_use"), usage(4), end(5)),
@@ -848,6 +853,26 @@ def test_the_quick_path_leaves_every_broken_rule_to_the_general_path(body: bytes
         for cuts in ([], event_ends(body)):
             events, found = feed_cut(body, cuts, **options)
             assert normal(events) == normal(general[0]) and found == general[1]
+
+
+@pytest.mark.parametrize("size", [10, 4096, 4097, 9000])
+def test_fragments_are_compared_as_text_while_short_and_hashed_beyond(size: int) -> None:
+    """A block's fragments are kept as text up to `_JOIN_KEPT` characters, then hashed: either
+    way, they add up to the text they join to and to no other."""
+    from llm_stream import lifecycle
+    from llm_stream.decoder import _JOIN_KEPT, _Joining
+
+    assert 10 < _JOIN_KEPT < 9000
+    whole = "\u00e9" * size
+    for cut in (0, size // 2, size):
+        joining = _Joining("tool.call.delta", lifecycle.FRAGMENTS["tool.call.delta"], {})
+        joining.add(whole[:cut])
+        joining.add(whole[cut:])
+        assert joining.adds_up_to(whole)
+        assert not joining.adds_up_to(whole[:-1] + "e")
+        assert not joining.adds_up_to(whole + "e")
+        joining.add(None)  # a fragment that is no string: the join is unknowable
+        assert joining.adds_up_to("anything")
 
 
 def written(obj: dict[str, Any], member: str) -> str:

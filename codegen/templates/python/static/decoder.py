@@ -1114,34 +1114,52 @@ class Decoder:
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
+_JOIN_KEPT = 1 << 12
+"""How many characters of a block's fragments are kept as text before they are hashed."""
+
+
 class _Joining:
-    """The fragments of one block so far, as a hash of their text joined: the memory a block
-    takes stays the same however long its fragments run."""
+    """The fragments of one block so far: their text joined while it is short, and once it is
+    longer, a hash of it, so that the memory a block takes stays bounded however long its
+    fragments run. Comparing the text is the hash's verdict without the hashing, which is most
+    of the work on tool calls streamed as fragments."""
 
     def __init__(self, kind: str, of: life.Fragments, carried: dict[str, Any]) -> None:
         self.kind = kind
         self.of = of
         self.carried = carried
-        self._hash: Any = hashlib.sha256()
+        self._text: str | None = ""  # None: a fragment was no string, the join is unknowable
+        self._hash: Any = None
 
     def add(self, fragment: object) -> None:
         if type(fragment) is not str:  # its schema error is reported: the join is unknowable
-            self._hash = None
+            self._text = self._hash = None
         elif self._hash is not None:
             self._hash.update(fragment.encode())
+        elif self._text is not None:
+            text = self._text + fragment
+            if len(text) > _JOIN_KEPT:
+                self._hash = hashlib.sha256(text.encode())
+                self._text = ""
+            else:
+                self._text = text
 
     def built(self, obj: Mapping[str, Any]) -> bool:
         """Whether the event `obj` is what these fragments build, as `Decoder._build` judges
         it."""
         if not self.adds_up_to(obj.get(self.of.field)):
             return False
-        return all(type(carried) is not str or obj.get(name) == carried
-                   for name, carried in self.carried.items())
+        for name, carried in self.carried.items():
+            if type(carried) is str and obj.get(name) != carried:
+                return False
+        return True
 
     def adds_up_to(self, whole: object) -> bool:
         """Whether the fragments joined are `whole`; true when that cannot be known."""
-        if self._hash is None or type(whole) is not str:
+        if self._text is None or type(whole) is not str:
             return True
+        if self._hash is None:
+            return self._text == whole
         return bool(self._hash.digest() == hashlib.sha256(whole.encode()).digest())
 
 
