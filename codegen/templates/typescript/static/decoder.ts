@@ -73,6 +73,21 @@ const STEADY_KINDS: ReadonlySet<string> = new Set(
 
 const NOT_PARSED = Symbol("not parsed");
 
+/** A text the parser refused, and why: kept so that the general path reports it without parsing
+ * the text again. */
+class Refused {
+    constructor(readonly error: unknown) {}
+}
+
+/** The value of a JSON text, or why the parser refused it. */
+function attempt(text: string): unknown {
+    try {
+        return loads(text);
+    } catch (error) {
+        return new Refused(error);
+    }
+}
+
 /** The registered event types, which the SSE layer reads as these strings. */
 const EVENT_TYPES: readonly string[] = [...life.PLACES.keys()];
 
@@ -362,12 +377,9 @@ export class Decoder {
                     parsed = readShape(type, data) ?? NOT_PARSED;
                     sound = parsed !== NOT_PARSED;
                     if (!sound) {
-                        try {
-                            parsed = loads(data);
-                        } catch {
-                            // the general path says why
-                        }
-                        if (this.learning > 0 && isObject(parsed) && life.PLACES.has(type)) {
+                        parsed = attempt(data); // the general path says why one is refused
+                        if (this.learning > 0 && !(parsed instanceof Refused) && isObject(parsed)
+                            && life.PLACES.has(type)) {
                             this.learning -= 1;
                             learnShape(type, data, true);
                         }
@@ -434,41 +446,38 @@ export class Decoder {
 
     /** The event's JSON object, joining an envelope split across two events (LS-SSE-3). */
     private parse(data: string, line: number, parsed: unknown, sound: boolean): Json | null {
-        let obj = parsed;
-        if (obj === NOT_PARSED) {
-            try {
-                obj = loads(data);
-            } catch (error) {
-                if (error instanceof JSONLimitError) {
-                    this.flushPending();
-                    this.expectedSeq += 1;
-                    this.report(error.rule, line, `data is refused: ${error.message}`);
-                    return null;
-                }
-                const pending = this.pending;
-                if (pending === null) {
-                    this.pending = { data, line };
-                    return null;
-                }
-                this.pending = null;
-                const text = `${pending.data}\n${data}`;
-                let joined: unknown;
-                try {
-                    joined = loads(text);
-                } catch {
-                    this.notJson(pending.data, pending.line);
-                    this.pending = { data, line };
-                    return null;
-                }
-                if (isObject(joined)) {
-                    this.report("LS-SSE-3", pending.line, "one JSON envelope is split across "
-                        + `the events at lines ${pending.line} and ${line}`);
-                    return this.unique(text, joined, line);
-                }
-                this.notJson(pending.data, pending.line);
-                this.notJson(data, line);
+        const obj = parsed === NOT_PARSED ? attempt(data) : parsed;
+        if (obj instanceof Refused) {
+            const error = obj.error;
+            if (error instanceof JSONLimitError) {
+                this.flushPending();
+                this.expectedSeq += 1;
+                this.report(error.rule, line, `data is refused: ${error.message}`);
                 return null;
             }
+            const pending = this.pending;
+            if (pending === null) {
+                this.pending = { data, line };
+                return null;
+            }
+            this.pending = null;
+            const text = `${pending.data}\n${data}`;
+            let joined: unknown;
+            try {
+                joined = loads(text);
+            } catch {
+                this.notJson(pending.data, pending.line);
+                this.pending = { data, line };
+                return null;
+            }
+            if (isObject(joined)) {
+                this.report("LS-SSE-3", pending.line, "one JSON envelope is split across "
+                    + `the events at lines ${pending.line} and ${line}`);
+                return this.unique(text, joined, line);
+            }
+            this.notJson(pending.data, pending.line);
+            this.notJson(data, line);
+            return null;
         }
         this.flushPending();
         if (!isObject(obj)) {

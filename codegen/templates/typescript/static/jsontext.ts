@@ -27,10 +27,11 @@ export class JSONLimitError extends SyntaxError {
     }
 }
 
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/** An escape of a surrogate (high or low), without which a text's strings hold none. */
+export const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
 
 /** A lone surrogate: a high one not followed by a low one, or a low one without a high one. */
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+export const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 function wellFormed(value: unknown): boolean {
     if (typeof value === "string") {
@@ -64,10 +65,11 @@ export function loads(text: string): unknown {
     return value;
 }
 
-/** The first limit the text goes beyond, nesting before digits, or null; only a text longer than
- * twice the depth limit can go beyond either. */
+/** The first limit the text goes beyond, nesting before digits, or null. Only a text with more
+ * opening brackets than the depth limit can nest too deep, and only one longer than the digit
+ * limit can hold too long a number, so most texts are cleared without being walked. */
 function beyondLimits(text: string): JSONLimitError | null {
-    if (text.length <= 2 * MAX_DEPTH) {
+    if (text.length <= MAX_DIGITS && !moreBracketsThanDepth(text)) {
         return null;
     }
     let depth = 0;
@@ -99,6 +101,22 @@ function beyondLimits(text: string): JSONLimitError | null {
     return longNumber
         ? new JSONLimitError("LS-LIMIT-4", `a number's integer part has more than ${MAX_DIGITS} digits`)
         : null;
+}
+
+function moreBracketsThanDepth(text: string): boolean {
+    if (text.length <= 2 * MAX_DEPTH) {
+        return false;
+    }
+    let count = 0;
+    for (const bracket of ["{", "["]) {
+        for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
+            count += 1;
+            if (count > MAX_DEPTH) {
+                return true;
+            }
+        }
+    }
+    return false;
 }
 
 function stringEnd(text: string, at: number): number {

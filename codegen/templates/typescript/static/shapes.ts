@@ -27,6 +27,8 @@
  * parser: what the decoder finds never depends on the shapes.
  */
 
+import { LONE_SURROGATE, SURROGATE_ESCAPE } from "./jsontext.js";
+
 /** How deep the objects of a shape may nest (the event itself is depth 1). */
 const MAX_NESTING = 4;
 /** Integers of at most this many digits are exact as numbers. */
@@ -56,8 +58,6 @@ const INTEGER = `(-?(?:0|[1-9][0-9]{0,${MAX_INTEGER_DIGITS - 1}}))`;
 /** A string or an integer where the learner reads one (sticky: `lastIndex` says where). */
 const STRING_HERE = new RegExp(`"(${CONTENTS})"`, "y");
 const INTEGER_HERE = new RegExp(`${INTEGER}(?![.eE0-9])`, "y");
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** An object of a shape: a copy of `model` with the values read from the text put in. */
 interface ObjectShape {
