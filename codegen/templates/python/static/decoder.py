@@ -518,8 +518,8 @@ class Decoder:
                     event = None
             if event is not None:
                 if (
-                    kind in _STEADY_KINDS
-                    and event.seq == expected
+                    event.seq == expected
+                    and kind in _STEADY_KINDS
                     and expected <= _SEQ_MAX
                     and self._steady.get(event.index, _NOT_STEADY)[0] == kind
                 ):
@@ -530,8 +530,7 @@ class Decoder:
                         self._last_line = sse.took_whole_event()
                         return [event]
                     event = None  # not to be trusted
-                elif payload.count(b":") != typed.members.get(kind) and not self._sound(
-                        payload, event, kind):  # `_Typed.members` settles the commonest text
+                elif not self._sound(payload, event, kind):
                     event = None
                 elif (quick := self._quicks.get(kind)) is not None and quick(
                         self, event.__dict__, True):
@@ -565,13 +564,8 @@ class Decoder:
                         self._expected_seq = expected + 1
                         self._last_line = sse.took_whole_event()
                         return [event]
-                elif (quick := self._quicks.get(kind)) is not None and (
-                    (  # `_sound`'s commonest case first, inline
-                        kind in _BARE
-                        and len(payload) <= _SHALLOW
-                        and payload.count(b":") == len(event)
-                    ) or self._sound(payload, event, kind)
-                ) and quick(self, event, False):
+                elif (quick := self._quicks.get(kind)) is not None and self._sound(
+                        payload, event, kind) and quick(self, event, False):
                     self._last_line = sse.took_whole_event()
                     return [event]
             event = None  # the general path builds no model in this mode
