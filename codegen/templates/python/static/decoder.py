@@ -328,7 +328,8 @@ _FREE_TEXT = {
 tool call's arguments and their fragments."""
 _BARE = frozenset(kind for kind, free in _FREE_TEXT.items() if not free)
 """The event types with no such member, whose text `Decoder._sound` most often settles by its
-colons alone: what counting them again would cost the others is spared them."""
+colons alone, which the loop over events counts first: the others are spared counting them
+twice."""
 
 
 def _accounted(
@@ -629,10 +630,12 @@ class Decoder:
                                     append(model)
                                     continue
                                 model = None  # not to be trusted
-                            elif (data.count(b":") if isinstance(data, bytes)
-                                  else data.count(":")) != members.get(sse_type) and not (
-                                    self._sound(data, model, sse_type)):
-                                model = None  # `_Typed.members` settled the commonest text
+                            elif not (  # `_Typed.members` settles the commonest text
+                                sse_type in _BARE
+                                and (data.count(b":") if isinstance(data, bytes)
+                                     else data.count(":")) == members.get(sse_type)
+                            ) and not self._sound(data, model, sse_type):
+                                model = None
                             elif (quick := quicks.get(sse_type)) is not None:
                                 self._expected_seq = expected
                                 if quick(self, model.__dict__, True):
