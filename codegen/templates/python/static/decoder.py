@@ -1440,17 +1440,18 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
                 fragments is not None and any(obj.get(name) is None for name in carries)
             ):
                 return False
+            established, held = None, 0
         else:
             block_target = block_moves.get(block)
             if block_target is None:
                 return False
             established = decoder._block_kinds.get(index)
             completed = decoder._completed.get(index) if decoder._completed else None
+            held = 0 if limit is None else decoder._block_counts.get((index, kind), 0)
             if (
                 (established is not None and established != block_kind)
                 or (completed is not None and kind != completed)
-                or (limit is not None
-                    and decoder._block_counts.get((index, kind), 0) >= limit)
+                or (limit is not None and held >= limit)
             ):
                 return False
             joining = decoder._joining.get(index) if decoder._joining else None
@@ -1478,10 +1479,12 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
                 decoder._failed = True
         if counted:
             decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
-        blocks[index] = block_target
-        if block is not None and block_target != block:
-            decoder._steady.pop(index, None)
-        decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
+        if block_target != block:  # a block opened, or one that moves
+            blocks[index] = block_target
+            if block is not None:
+                decoder._steady.pop(index, None)
+        if established is None:
+            decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
         if completes:
             decoder._completed[index] = kind
             decoder._steady.pop(index, None)
@@ -1495,8 +1498,7 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
             if joining is not None:
                 del decoder._joining[index]
         if limit is not None:
-            counts, count = decoder._block_counts, (index, kind)
-            counts[count] = 1 if block is None else counts.get(count, 0) + 1
+            decoder._block_counts[(index, kind)] = held + 1
         if closes_with is not None:
             decoder._closes_with[index] = closes_with
         elif (
