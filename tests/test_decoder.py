@@ -618,7 +618,8 @@ def test_the_hot_paths_decide_as_the_general_path_does(
 
 ARGUMENT_TEXTS = st.sampled_from(['{"city":"Vienna"}', '{"a":[1,2.5,null]}', "[]", "{", "",
                                   '"caf\u00e9"', '{"a":1}x', "NaN", "null",
-                                  "[" * 128 + "]" * 128, "[" * 129 + "]" * 129])
+                                  "[" * 128 + "]" * 128, "[" * 129 + "]" * 129,
+                                  '{"text":"' + "caf\u00e9 " * 900 + '"}'])  # hashed when joined
 
 
 @st.composite
@@ -626,8 +627,8 @@ def block_events(draw: st.DrawFn, index: int) -> list[dict[str, Any]]:
     """The events of one content block, as a conforming stream has them, without seq."""
     kind = draw(st.sampled_from(["text", "reasoning", "call", "fragments"]))
     events: list[dict[str, Any]] = []
-    if kind in ("text", "reasoning"):
-        for _ in range(draw(st.integers(1, 4))):
+    if kind in ("text", "reasoning"):  # a reasoning block may open with its signature
+        for _ in range(draw(st.integers(1 if kind == "text" else 0, 4))):
             events.append({"type": f"{'content' if kind == 'text' else 'reasoning'}.delta",
                            "index": index, "delta": {"text": draw(TEXTS)},
                            **({"role": "assistant"} if kind == "text" else {})})
@@ -668,10 +669,11 @@ def near_conforming_bodies(draw: st.DrawFn) -> bytes:
         events.append({"type": "usage", "input_tokens": 3, "output_tokens": tokens + 1})
     if draw(st.integers(0, 5)):
         events.append({"type": "stream.end"})
+    how = ""
     if draw(st.booleans()):  # one thing wrong
         at = draw(st.integers(0, len(events) - 1))
         how = draw(st.sampled_from(["drop", "repeat", "again", "move", "null", "index", "error",
-                                    "extra"]))
+                                    "extra", "optional", "twice", "nan"]))
         if how == "drop":
             del events[at]
         elif how == "repeat":
@@ -687,13 +689,24 @@ def near_conforming_bodies(draw: st.DrawFn) -> bytes:
             events[at] = {**events[at], "index": draw(st.sampled_from([0, 1, 7, -1, "0", 1.0]))}
         elif how == "error":
             events.insert(at, {"type": "error", "code": "overloaded", "message": "m"})
-        else:
+        elif how == "optional":  # a member its type's schema has but does not require
+            events[at] = {**events[at], draw(st.sampled_from(
+                ["vendor_stop_reason", "reasoning_tokens", "request_id", "id", "name"])):
+                draw(st.sampled_from(["x", 2, None]))}
+        elif how == "extra":
             events[at] = {**events[at], "vendor:x": draw(TEXTS)}
     first = draw(st.sampled_from([0] * 5 + [-3, 9007199254740990]))  # seq from its start
     objects = [{"v": "1.0", "seq": first + seq, **event} for seq, event in enumerate(events)]
     if objects and draw(st.integers(0, 3)) == 0:  # a seq out of order
         objects[draw(st.integers(0, len(objects) - 1))]["seq"] = draw(st.integers(-1, 9))
-    return stream(*objects)
+    texts = [json.dumps(obj, ensure_ascii=False, separators=(",", ":")) for obj in objects]
+    if how in ("twice", "nan"):  # what only the text shows: a name written twice, a NaN
+        at = draw(st.integers(0, len(texts) - 1))
+        name = draw(st.sampled_from(sorted(objects[at])))
+        member = (f'"{name}":{json.dumps(objects[at][name], ensure_ascii=False)}'
+                  if how == "twice" else '"vendor:x":NaN')
+        texts[at] = texts[at][:-1] + "," + member + "}"
+    return b"".join(sse(obj["type"], text) for obj, text in zip(objects, texts, strict=True))
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -853,6 +866,10 @@ ONE_RULE_BROKEN = {  # each body breaks one rule the quick path checks before ch
     "fragments that do not add up": stream(
         start(), fragment(1, '{"city":', **FIRST_FRAGMENT), fragment(2, '"Paris"}'),
         call(3, "get_weather"), stop(4, reason="tool_use"), usage(5), end(6)),
+    "long fragments that do not add up": stream(  # past what is kept as text: hashed
+        start(), fragment(1, '{"a":"' + "x" * 3000, **FIRST_FRAGMENT), fragment(2, "y" * 3000),
+        {**call(3, "get_weather"), "arguments": '{"a":"' + "x" * 3000 + "y" * 2999 + 'z"}'},
+        stop(4, reason="tool_use"), usage(5), end(6)),
     "fragments that carry another id": stream(
         start(), fragment(1, ARGUMENTS, id="c9", name="get_weather"), call(2, "get_weather"),
         stop(3, reason="tool_use"), usage(4), end(5)),
@@ -906,6 +923,65 @@ def test_the_quick_path_leaves_every_broken_rule_to_the_general_path(body: bytes
                     {"typed": False, "tools": ["get_weather"]},
                     {"typed": False, "validate": False}, {"strict": True}):
         general = feed_cut(body, [], general=True, **options)
+        for cuts in ([], event_ends(body)):
+            events, found = feed_cut(body, cuts, **options)
+            assert normal(events) == normal(general[0]) and found == general[1]
+
+
+@pytest.mark.parametrize("size", [10, 4096, 4097, 9000])
+def test_fragments_are_compared_as_text_while_short_and_hashed_beyond(size: int) -> None:
+    """A block's fragments are kept as text up to `_JOIN_KEPT` characters, then hashed: either
+    way, they add up to the text they join to and to no other."""
+    from llm_stream import lifecycle
+    from llm_stream.decoder import _JOIN_KEPT, _Joining
+
+    assert 10 < _JOIN_KEPT < 9000
+    whole = "\u00e9" * size
+    for cut in (0, size // 2, size):
+        joining = _Joining("tool.call.delta", lifecycle.FRAGMENTS["tool.call.delta"], {})
+        joining.add(whole[:cut])
+        joining.add(whole[cut:])
+        assert joining.adds_up_to(whole)
+        assert not joining.adds_up_to(whole[:-1] + "e")
+        assert not joining.adds_up_to(whole + "e")
+        joining.add(None)  # a fragment that is no string: the join is unknowable
+        assert joining.adds_up_to("anything")
+
+
+def written(obj: dict[str, Any], member: str) -> str:
+    """The text of an event with one member more written at its end, as JSON text has it."""
+    return json.dumps(obj, separators=(",", ":"))[:-1] + "," + member + "}"
+
+
+TEXT_ONLY_FAULTS = {  # (the text of the event at seq 2, the rule it breaks)
+    "a stop_reason written twice": (
+        "content.stop", written(stop(2), '"stop_reason":"end_turn"'), "LS-SSE-6"),
+    "an index written twice": ("content.stop", written(stop(2), '"index":0'), "LS-SSE-6"),
+    "output_tokens written twice": ("usage", written(usage(2), '"output_tokens":1'), "LS-SSE-6"),
+    "arguments written twice": (
+        "tool.call.delta", written(fragment(2, "}"), '"arguments":"}"'), "LS-SSE-6"),
+    "a type written twice": ("stream.end", written(end(2), '"type":"stream.end"'), "LS-SSE-6"),
+    "a NaN in a vendor member": ("usage", written(usage(2), '"vendor:x":NaN'), "LS-SSE-2"),
+    "a null optional member": (
+        "content.stop", written(stop(2), '"vendor_stop_reason":null'), "LS-STOP-1"),
+}
+
+
+@pytest.mark.parametrize("fault", TEXT_ONLY_FAULTS.values(), ids=list(TEXT_ONLY_FAULTS))
+def test_what_only_the_text_shows_is_left_to_the_general_path(
+    fault: tuple[str, str, str]
+) -> None:
+    """An event of a type with optional members whose text holds just as many colons as the
+    members its required fields make, and another that the object parsed from it does not
+    show (a name written twice, a NaN, a null), is trusted on no path."""
+    kind, data, rule = fault
+    opened = {"content.stop": [delta(1, "a")], "usage": [usage(1)],
+              "tool.call.delta": [fragment(1, "{", **FIRST_FRAGMENT)], "stream.end": [usage(1)]}
+    body = stream(start(), *opened[kind]) + sse(kind, data)
+    for options in ({}, {"typed": False}, {"typed": False, "validate": False}):
+        general = feed_cut(body, [], general=True, **options)
+        schema = rule.startswith("LS-SSE") or options.get("validate", True)  # else unchecked
+        assert (rule in [d.rule for d in general[1]]) == schema
         for cuts in ([], event_ends(body)):
             events, found = feed_cut(body, cuts, **options)
             assert normal(events) == normal(general[0]) and found == general[1]

@@ -310,13 +310,31 @@ def test_a_tool_call_with_a_number_json_has_not_is_refused(options: dict[str, An
 
 
 def test_only_models_that_take_no_float_are_trusted_by_their_members() -> None:
-    """`_Typed.members` lets a typed text of just the members every event of its type has skip
-    the search for NaN and Infinity: only models that no float slips through qualify."""
+    """`_Typed.members` lets a typed text of just the members its type's required fields make
+    skip the search for NaN, Infinity and null: only models whose required fields no float or
+    null slips through qualify, and only their required fields are counted."""
+    from enum import Enum, StrEnum
     from typing import Literal
 
     from pydantic import BaseModel
 
-    from llm_stream.decoder import _takes_no_float, _typed_tables
+    from llm_stream.decoder import _members, _takes_no_float, _typed_tables
+
+    class Reason(StrEnum):
+        DONE = "done"
+
+    class Numbered(Enum):
+        ONE = 1.0
+
+    class Stop(BaseModel):
+        reason: Reason
+        note: float | None = None
+
+    class ByNumber(BaseModel):
+        reason: Numbered
+
+    class Nullable(BaseModel):
+        reason: str | None
 
     class Inner(BaseModel):
         text: str
@@ -334,9 +352,11 @@ def test_only_models_that_take_no_float_are_trusted_by_their_members() -> None:
     class Loose(BaseModel):
         value: Any
 
-    assert _takes_no_float(Plain)
+    assert _takes_no_float(Plain) and _members(Plain) == 5  # inner.text among them
+    assert _takes_no_float(Stop) and _members(Stop) == 1  # the optional note is not counted
     assert not _takes_no_float(Number) and not _takes_no_float(Loose)
-    assert {"content.delta", "tool.call"} <= set(_typed_tables().members)
+    assert not _takes_no_float(ByNumber) and not _takes_no_float(Nullable)
+    assert {"content.delta", "tool.call", "content.stop", "usage"} <= set(_typed_tables().members)
 
 
 @pytest.mark.parametrize("options", MODES, ids=["typed", "raw", "fast"])

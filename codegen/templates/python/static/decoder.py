@@ -165,11 +165,12 @@ class _Typed(NamedTuple):
     differential tests hold them to that). An object a model refuses is checked by the
     validator, which reports why, or, valid after all, built in pydantic's lax mode."""
     members: Mapping[str, int]
-    """How many members every event of a type has, nested ones included, for the types whose
-    models have every field required and take no float (`_takes_no_float`): a text of one with
-    no more colons than that, and those within its strings (`Decoder._sound`), has no member
-    name twice (D-DUPLICATE-KEYS) and none that its model does not type, so no NaN, Infinity
-    or null, and nothing nested deeper than its models."""
+    """How many members the required fields of a type make (`_members`), nested ones included,
+    for the types whose required fields take no float (`_takes_no_float`): a text of one with
+    no more colons than that, and those within its strings (`Decoder._sound`), holds just
+    those members, each once, since its model found every one of them: no member name twice
+    (D-DUPLICATE-KEYS), no optional member, none that its model does not type, so no NaN,
+    Infinity or null, and nothing nested deeper than its models."""
 
 
 @cache
@@ -189,34 +190,40 @@ def _typed_tables() -> _Typed:
     }
     members = {
         kind: _members(model) for kind, model in sorted(EVENT_MODELS.items())
-        if _all_required(model) and _takes_no_float(model)
+        if _takes_no_float(model)
     }
     return _Typed(EVENT_MODELS, UnknownEvent, whole, nullable, trusted, members)
 
 
 def _takes_no_float(model: type[BaseModel]) -> bool:
-    """Whether every field of a model, and of its nested models, is a string, an integer, a
-    boolean or a literal: one that takes neither NaN nor Infinity, which JSON has not."""
+    """Whether every required field of a model is a string, an integer, a boolean, a literal,
+    an enum of strings, or a model whose every field is required and takes no float: one that
+    in strict mode takes neither NaN nor Infinity, which JSON has not, nor null."""
     from pydantic import BaseModel
 
     for field in model.model_fields.values():
         kind = field.annotation
-        if not (
+        if field.is_required() and not (
             kind in (str, int, bool)
             or get_origin(kind) is Literal
-            or (isinstance(kind, type) and issubclass(kind, BaseModel) and _takes_no_float(kind))
+            or (isinstance(kind, type) and issubclass(kind, Enum)
+                and all(type(member.value) is str for member in kind))
+            or (isinstance(kind, type) and issubclass(kind, BaseModel) and _all_required(kind)
+                and _takes_no_float(kind))
         ):
             return False
     return True
 
 
 def _members(model: type[BaseModel]) -> int:
-    """The members of an object of a model whose every field is required, nested ones included."""
+    """The members of an object of a model that has just its required fields, nested ones
+    included (a nested model of `_takes_no_float` has every field required)."""
     from pydantic import BaseModel
 
     return sum(
         1 + (_members(kind) if isinstance(kind, type) and issubclass(kind, BaseModel) else 0)
-        for kind in (field.annotation for field in model.model_fields.values())
+        for kind in (field.annotation for field in model.model_fields.values()
+                     if field.is_required())
     )
 
 
@@ -271,17 +278,27 @@ class _Words(NamedTuple):
     """What `Decoder._sound` looks for in a text, as str or as bytes: colons; the start of
     \\u003a (or \\u003A), a colon within a string written without one; and what a model may
     take that its schema refuses: NaN and Infinity, which are not JSON, and null, for an
-    optional field (`_Typed.nullable`)."""
+    optional field (`_Typed.nullable`). A word is looked for only where its first letter (an
+    int in bytes: one memchr, a tenth of the cost of looking for bytes) is in the text."""
 
     colon: str | bytes
+    backslash: str | int
     escaped_colon: str | bytes
+    nan_initial: str | int
     nan: str | bytes
+    infinity_initial: str | int
     infinity: str | bytes
     null: str | bytes
 
 
-_WORDS = _Words(":", "u003", "NaN", "Infinity", "null")
-_WORDS_BYTES = _Words(*(word.encode() for word in _WORDS))  # type: ignore[union-attr]
+_WORDS = _Words(":", "\\", "u003", "N", "NaN", "I", "Infinity", "null")
+_WORDS_BYTES = _Words(b":", ord("\\"), b"u003", ord("N"), b"NaN", ord("I"), b"Infinity", b"null")
+
+
+def _holds(text: Any, initial: Any, word: Any) -> bool:
+    """Whether a text (str or bytes) holds a word whose first letter is `initial`."""
+    return initial in text and text.find(word) >= 0
+
 
 _VERSION = life.ENVELOPE_VERSION
 _SEQ_MAX = life.SEQ_MAX
@@ -312,30 +329,30 @@ _FREE_TEXT = {
 }
 """The members of each event type whose strings are text that runs free, colons and all: a
 tool call's arguments and their fragments."""
+_BARE = frozenset(kind for kind, free in _FREE_TEXT.items() if not free)
+"""The event types with no such member, whose text `Decoder._sound` most often settles by its
+colons alone, which the loop over events counts first: the others are spared counting them
+twice."""
 
 
 def _accounted(
     text: Any, words: _Words, colons: int, members: int, fields: Mapping[str, Any], kind: str
 ) -> bool:
     """Whether the colons of an event's text are just those of `members` members and those
-    within the strings where its text runs free (`Decoder._sound` says why that settles it)."""
-    return colons == members + _colons_within(fields, kind) and words.escaped_colon not in text
-
-
-def _colons_within(fields: Mapping[str, Any], kind: str) -> int:
-    """The colons within the strings of an event where text runs free (`_FREE_TEXT`, and the
-    text of a delta): a part of the colons within all its strings, found for little."""
-    colons = 0
+    within the strings where its text runs free (`Decoder._sound` says why that settles it):
+    those of `_FREE_TEXT`, and the text of a delta, a part of the colons within all its strings
+    found for little."""
     for name in _FREE_TEXT.get(kind, ()):
-        text = fields.get(name)
-        if type(text) is str:
-            colons += text.count(":")
+        free = fields.get(name)
+        if type(free) is str:
+            colons -= free.count(":")
     delta = fields.get("delta")
     if delta is not None:
-        text = delta.get("text") if type(delta) is dict else getattr(delta, "text", None)
-        if type(text) is str:
-            colons += text.count(":")
-    return colons
+        free = delta.get("text") if type(delta) is dict else getattr(delta, "text", None)
+        if type(free) is str:
+            colons -= free.count(":")
+    return colons == members and (  # `_holds`, inline
+        words.backslash not in text or text.find(words.escaped_colon) < 0)
 
 
 Event: TypeAlias = "EventEnvelope | dict[str, Any]"
@@ -637,8 +654,8 @@ class Decoder:
                                 model = None
                         if model is not None:
                             if (
-                                model.seq == expected
-                                and sse_type in _STEADY_KINDS
+                                sse_type in _STEADY_KINDS
+                                and model.seq == expected
                                 and expected <= _SEQ_MAX
                                 and steady.get(model.index, _NOT_STEADY)[0] == sse_type
                             ):
@@ -651,7 +668,11 @@ class Decoder:
                                     append(model)
                                     continue
                                 model = None  # not to be trusted
-                            elif not self._sound(data, model, sse_type):
+                            elif not (  # `_Typed.members` settles the commonest text
+                                sse_type in _BARE
+                                and (data.count(b":") if isinstance(data, bytes)
+                                     else data.count(":")) == members.get(sse_type)
+                            ) and not self._sound(data, model, sse_type):
                                 model = None
                             elif (quick := quicks.get(sse_type)) is not None:
                                 self._expected_seq = expected
@@ -689,8 +710,14 @@ class Decoder:
                                     expected += 1
                                     append(obj)
                                     continue
-                            elif (quick := quicks.get(sse_type)) is not None and self._sound(
-                                    data, obj, sse_type):
+                            elif (quick := quicks.get(sse_type)) is not None and (
+                                (  # `_sound`'s commonest case first, inline
+                                    sse_type in _BARE
+                                    and len(data) <= _SHALLOW
+                                    and (data.count(b":") if isinstance(data, bytes)
+                                         else data.count(":")) == len(obj)
+                                ) or self._sound(data, obj, sse_type)
+                            ):
                                 self._expected_seq = expected
                                 if quick(self, obj, False):
                                     expected = self._expected_seq
@@ -723,10 +750,11 @@ class Decoder:
         its strings one for each colon they hold, unless it escapes one (\\u003a). So a text
         with no more colons than members its value holds, and colons within the strings of its
         value, lost none of the members it wrote to a name written twice. The members counted:
-        those of an object and its delta; typed, those every event of its type has
-        (`_Typed.members`), else the model's own. The colons: those of the strings where text
-        runs free (`_colons_within`). A typed text with just the members every event of its
-        type has holds nothing its model does not type, so no NaN, Infinity or null either.
+        those of an object and its delta; typed, those the required fields of its type make
+        (`_Typed.members`), else those its text set. The colons: those of the strings where
+        text runs free (`_accounted`). A typed text with just the members of its type's
+        required fields holds nothing its model does not type, so no NaN, Infinity or null
+        either.
         Any other text is left to `duplicate_names`.
         """
         if len(text) > _SHALLOW and too_deep(text):
@@ -741,11 +769,12 @@ class Decoder:
             fields = value.__dict__
             if members and _accounted(text, words, colons, members, fields, kind):
                 return True
-            if words.nan in text or words.infinity in text or (
-                kind in typed.nullable and words.null in text
-            ):
+            if _holds(text, words.nan_initial, words.nan) or _holds(
+                text, words.infinity_initial, words.infinity
+            ) or (kind in typed.nullable and text.find(words.null) >= 0):
                 return False
-            members = members or len(value.model_fields_set)
+            if kind in typed.nullable:  # it may have more: those its text set
+                members = len(value.model_fields_set)
         else:
             fields = value
             delta = value.get("delta")
@@ -1136,34 +1165,52 @@ class Decoder:
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
+_JOIN_KEPT = 1 << 12
+"""How many characters of a block's fragments are kept as text before they are hashed."""
+
+
 class _Joining:
-    """The fragments of one block so far, as a hash of their text joined: the memory a block
-    takes stays the same however long its fragments run."""
+    """The fragments of one block so far: their text joined while it is short, and once it is
+    longer, a hash of it, so that the memory a block takes stays bounded however long its
+    fragments run. Comparing the text is the hash's verdict without the hashing, which is most
+    of the work on tool calls streamed as fragments."""
 
     def __init__(self, kind: str, of: life.Fragments, carried: dict[str, Any]) -> None:
         self.kind = kind
         self.of = of
         self.carried = carried
-        self._hash: Any = hashlib.sha256()
+        self._text: str | None = ""  # None: a fragment was no string, the join is unknowable
+        self._hash: Any = None
 
     def add(self, fragment: object) -> None:
         if type(fragment) is not str:  # its schema error is reported: the join is unknowable
-            self._hash = None
+            self._text = self._hash = None
         elif self._hash is not None:
             self._hash.update(fragment.encode())
+        elif self._text is not None:
+            text = self._text + fragment
+            if len(text) > _JOIN_KEPT:
+                self._hash = hashlib.sha256(text.encode())
+                self._text = ""
+            else:
+                self._text = text
 
     def built(self, obj: Mapping[str, Any]) -> bool:
         """Whether the event `obj` is what these fragments build, as `Decoder._build` judges
         it."""
         if not self.adds_up_to(obj.get(self.of.field)):
             return False
-        return all(type(carried) is not str or obj.get(name) == carried
-                   for name, carried in self.carried.items())
+        for name, carried in self.carried.items():
+            if type(carried) is str and obj.get(name) != carried:
+                return False
+        return True
 
     def adds_up_to(self, whole: object) -> bool:
         """Whether the fragments joined are `whole`; true when that cannot be known."""
-        if self._hash is None or type(whole) is not str:
+        if self._text is None or type(whole) is not str:
             return True
+        if self._hash is None:
+            return self._text == whole
         return bool(self._hash.digest() == hashlib.sha256(whole.encode()).digest())
 
 
@@ -1182,26 +1229,36 @@ _KNOWN_CHECKS = frozenset(
     {"non-decreasing", "json-text", "unique", "declared-tool", "echoes-request-metadata"})
 """The field checks of `life.FIELD_CHECKS` that the quick path weighs."""
 
+_Envelope = Callable[[Decoder, Mapping[str, Any], Any], bool]
+"""Whether an unvalidated event's envelope and integers are what `_event` takes as they are,
+and, when the decoder validates, its schema holds; given the decoder, the object, its seq."""
+_FieldChecks = Callable[[Decoder, Mapping[str, Any]], bool]
+"""Whether an event passes its type's field checks, as `_field_check` judges them; when it
+does, what they remember of it is remembered, as `_field_check` remembers it."""
 
-def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
-    """The quick path of one event type: what `_event` checks and changes for it, all checks
-    before any change, with the type's plan bound once and its field checks inline; a part
-    of the plan the type has none of costs one test of a bound constant."""
-    if any(check not in _KNOWN_CHECKS for check, _, _ in plan.checks):
-        return _never
-    place, moves, block_moves = plan.place, plan.moves, plan.block_moves
-    block_kind = plan.block_kind
-    in_block = bool(block_moves) and place == "block"
-    if in_block and block_kind is None:
-        return _never
-    first, counted, integers = place == "first", plan.counted, plan.integers
-    limit, completes, fragments, builds = plan.limit, plan.completes, plan.fragments, plan.builds
-    carries = () if fragments is None else fragments.carries
-    closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
-    steady = kind in _STEADY_KINDS
-    ends = life.STREAM_FINAL in moves.values()
-    schema = EVENT_CHECKS[kind]
-    final, failed, initial = life.STREAM_FINAL, life.FAILED_STATE, life.BLOCK_INITIAL
+
+def _envelope(kind: str, plan: _Plan) -> _Envelope:
+    """The envelope checks of one type's quick path for an event no model validated."""
+    integers, schema = plan.integers, EVENT_CHECKS[kind]
+
+    def holds(decoder: Decoder, obj: Mapping[str, Any], seq: Any) -> bool:
+        # the model's type, version and seq, an int from 0, are its schema's
+        if type(seq) is not int or seq < 0 or obj.get("v") != _VERSION or (
+            obj.get("type") != kind
+        ):
+            return False
+        if integers:
+            for name in integers:  # an integral float leaves the general path to convert
+                if type(obj.get(name)) is float:
+                    return False
+        return not decoder._validates or schema(obj)
+
+    return holds
+
+
+def _field_checks(plan: _Plan) -> _FieldChecks | None:
+    """The field checks of one type's quick path, called once every other check held: None
+    where the type has none, so that its quick path pays one test of a constant for them."""
 
     def of(check: str) -> tuple[tuple[str, tuple[str, str]], ...]:
         return tuple((field, key) for name, field, key in plan.checks if name == check)
@@ -1209,90 +1266,32 @@ def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
     rising, texts, unique = of("non-decreasing"), of("json-text"), of("unique")
     declared, echoed = of("declared-tool"), of("echoes-request-metadata")
 
-    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
-        seq = obj.get("seq")
-        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
-            seq > _SEQ_MAX  # the model's type, version and seq, an int from 0, are its schema's
-        ):
-            return False
-        if not validated:
-            if (
-                type(seq) is not int
-                or seq < 0
-                or obj.get("v") != _VERSION
-                or obj.get("type") != kind
-            ):
-                return False
-            for name in integers:  # an integral float leaves the general path to convert
-                if type(obj.get(name)) is float:
-                    return False
-            if decoder._validates and not schema(obj):
-                return False
-        state = decoder._state
-        target = moves.get(state)
-        if target is None:
-            return False
-        index: Any = None
-        block = block_target = ""
-        joining = None
-        if block_moves:
-            index = obj.get("index")
-            if type(index) is not int:
-                return False
-            blocks = decoder._blocks
-            block = blocks.get(index, "")
-            if not block:
-                if len(blocks) >= decoder._max_blocks:
-                    return False
-                block = initial
-            block_target = block_moves.get(block, "")
-            if not block_target:
-                return False
-            joining = decoder._joining.get(index) if decoder._joining else None
-            if in_block:
-                established = decoder._block_kinds.get(index)
-                completed = decoder._completed.get(index) if decoder._completed else None
-                if (
-                    (established is not None and established != block_kind)
-                    or (completed is not None and kind != completed)
-                    or (limit is not None
-                        and decoder._block_counts.get((index, kind), 0) >= limit)
-                ):
-                    return False
-                if fragments is not None:
-                    if index in decoder._built or (
-                        joining is None and any(obj.get(name) is None for name in carries)
-                    ):
+    def checked(decoder: Decoder, obj: Mapping[str, Any]) -> bool:
+        if rising:
+            for field, key in rising:
+                value = obj.get(field)
+                if type(value) is int:
+                    last = decoder._last_value.get(key)
+                    if last is not None and value < last:
                         return False
-                elif builds and joining is not None and not joining.built(obj):
-                    return False
-            else:
-                reason = obj.get("stop_reason")
-                wanted = decoder._closes_with.get(index) if decoder._closes_with else None
-                if (wanted is not None and reason != wanted[1]) or (
-                    joining is not None and reason != joining.of.unless_stop_reason
-                ):
-                    return False
-        # The field checks, as `_field_check` judges them.
-        for field, key in rising:
-            value = obj.get(field)
-            if type(value) is int:
-                last = decoder._last_value.get(key)
-                if last is not None and value < last:
-                    return False
-        for field, _ in texts:
-            value = obj.get(field)
-            if type(value) is str:
-                try:
-                    loads(value)  # as `_field_check` parses it, limits and all (D-LIMITS)
-                except ValueError:
-                    return False
-        for field, key in unique:
-            value = obj.get(field)
-            if type(value) is str or type(value) is int:
-                known = decoder._seen.get(key, ())
-                if value in known or len(known) >= decoder._max_blocks:
-                    return False
+        if texts:
+            for field, _ in texts:
+                value = obj.get(field)
+                if type(value) is str:  # `loads`, as `_field_check` parses it (D-LIMITS), but
+                    try:  # what pydantic-core refuses is left to `loads` on the general path
+                        from_json(value, allow_inf_nan=False)
+                    except ValueError:
+                        return False
+                    if len(value) > _SHALLOW and too_deep(value):
+                        return False
+        if unique:
+            seen = decoder._seen
+            for field, key in unique:
+                value = obj.get(field)
+                if type(value) is str or type(value) is int:
+                    known = seen.get(key, ())
+                    if value in known or len(known) >= decoder._max_blocks:
+                        return False
         if declared and decoder.tools is not None:
             for field, _ in declared:
                 value = obj.get(field)
@@ -1304,7 +1303,122 @@ def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
                 wanted = metadata.get(field)
                 if wanted is not None and obj.get(field) != wanted:
                     return False
-        if ends and target == final and not decoder._ends_well(kind, target):
+        # Every check held: what `_field_check` remembers.
+        if rising:
+            for field, key in rising:
+                value = obj.get(field)
+                if type(value) is int:
+                    decoder._last_value[key] = value
+        if unique:
+            for field, key in unique:
+                value = obj.get(field)
+                if type(value) is str or type(value) is int:
+                    kept = seen.get(key)
+                    if kept is None:
+                        kept = seen[key] = set()
+                    kept.add(value)
+        return True
+
+    return checked if plan.checks else None
+
+
+def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of one event type: what `_event` checks and changes for it, all checks
+    before any change, with the type's plan bound once. Each place has a quick path of its
+    own (`_quick_in_block`, `_quick_block_end`, `_quick_outside`), so that an event pays only
+    for the parts of the lifecycle its place has; a part of the plan the type has none of costs
+    one test of a bound constant."""
+    if any(check not in _KNOWN_CHECKS for check, _, _ in plan.checks):
+        return _never
+    if not plan.block_moves:
+        return _quick_outside(kind, plan)
+    if plan.place != "block":
+        return _quick_block_end(kind, plan)
+    if plan.block_kind is None:
+        return _never
+    return _quick_in_block(kind, plan)
+
+
+def _quick_outside(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of a type whose place is outside blocks: stream.start, usage, error,
+    stream.end."""
+    envelope, moves = _envelope(kind, plan), plan.moves
+    checked = _field_checks(plan)
+    first, counted = plan.place == "first", plan.counted
+    ends = life.STREAM_FINAL in moves.values()
+    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+            seq > _SEQ_MAX
+        ) or (not validated and not envelope(decoder, obj, seq)):
+            return False
+        state = decoder._state
+        target = moves.get(state)
+        if target is None or (
+            ends and target == final and not decoder._ends_well(kind, target)
+        ) or (checked is not None and not checked(decoder, obj)):  # the last: it remembers
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle` and `_field_check` make.
+        decoder._placed = True
+        decoder._end_rejected = False
+        decoder._expected_seq = seq + 1
+        decoder._first = False
+        if target != state:
+            decoder._state = target
+            decoder._steady.clear()
+            if target == failed:
+                decoder._failed = True
+        if counted:
+            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        return True
+
+    return quick
+
+
+def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of a type that closes a block: content.stop."""
+    envelope, moves, block_moves = _envelope(kind, plan), plan.moves, plan.block_moves
+    checked = _field_checks(plan)
+    first, counted = plan.place == "first", plan.counted
+    ends = life.STREAM_FINAL in moves.values()
+    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+    unopened = block_moves.get(life.BLOCK_INITIAL)
+    """What a block this type comes to first becomes; None: it may not come first."""
+
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+            seq > _SEQ_MAX
+        ) or (not validated and not envelope(decoder, obj, seq)):
+            return False
+        state = decoder._state
+        target = moves.get(state)
+        index = obj.get("index")
+        if target is None or type(index) is not int:
+            return False
+        blocks = decoder._blocks
+        block = blocks.get(index)
+        joining = None
+        if block is None:  # a block unopened holds nothing (`_block` keeps no state for one)
+            block_target = unopened
+            if block_target is None or len(blocks) >= decoder._max_blocks:
+                return False
+        else:
+            block_target = block_moves.get(block)
+            if block_target is None:
+                return False
+            reason = obj.get("stop_reason")
+            wanted = decoder._closes_with.get(index) if decoder._closes_with else None
+            if wanted is not None and reason != wanted[1]:
+                return False
+            joining = decoder._joining.get(index) if decoder._joining else None
+            if joining is not None and reason != joining.of.unless_stop_reason:
+                return False
+        if (ends and target == final and not decoder._ends_well(kind, target)) or (
+            checked is not None and not checked(decoder, obj)  # the last check: it remembers
+        ):
             return False
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
@@ -1319,48 +1433,120 @@ def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
                 decoder._failed = True
         if counted:
             decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
-        if block:
-            decoder._blocks[index] = block_target
-            if block_target != block:
-                decoder._steady.pop(index, None)
-            if in_block:
-                decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
-                if completes:
-                    decoder._completed[index] = kind
-                    decoder._steady.pop(index, None)
-                if fragments is not None:
-                    if joining is None:
-                        carried = {name: obj.get(name) for name in carries}
-                        joining = decoder._joining[index] = _Joining(kind, fragments, carried)
-                    joining.add(obj.get(fragments.field))
-                elif builds:
-                    decoder._built.add(index)
-                    if joining is not None:
-                        del decoder._joining[index]
-                if limit is not None:
-                    count = (index, kind)
-                    decoder._block_counts[count] = decoder._block_counts.get(count, 0) + 1
-                if closes_with is not None:
-                    decoder._closes_with[index] = closes_with
-                elif (
-                    steady
-                    and index not in decoder._completed
-                    and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
+        blocks[index] = block_target
+        if block is not None and block_target != block:
+            decoder._steady.pop(index, None)
+        if joining is not None:
+            del decoder._joining[index]
+        return True
+
+    return quick
+
+
+def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
+    """The quick path of a type whose events make up a block: content.delta's first in its
+    block, tool.call, tool.call.delta, the reasoning events."""
+    envelope, moves, block_moves = _envelope(kind, plan), plan.moves, plan.block_moves
+    checked = _field_checks(plan)
+    first, counted, block_kind = plan.place == "first", plan.counted, plan.block_kind
+    limit, completes, fragments, builds = plan.limit, plan.completes, plan.fragments, plan.builds
+    carries = () if fragments is None else fragments.carries
+    closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
+    steady = kind in _STEADY_KINDS
+    ends = life.STREAM_FINAL in moves.values()
+    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+    unopened = block_moves.get(life.BLOCK_INITIAL) if limit is None or limit > 0 else None
+    """What a block this type opens becomes; None: it may not open one."""
+
+    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+        seq = obj.get("seq")
+        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+            seq > _SEQ_MAX
+        ) or (not validated and not envelope(decoder, obj, seq)):
+            return False
+        state = decoder._state
+        target = moves.get(state)
+        index = obj.get("index")
+        if target is None or type(index) is not int:
+            return False
+        blocks = decoder._blocks
+        block = blocks.get(index)
+        joining = None
+        if block is None:
+            # A block unopened holds nothing (`_block` keeps no state for one): no kind, no
+            # event that completed it, no count, no fragments, nothing built.
+            block_target = unopened
+            if block_target is None or len(blocks) >= decoder._max_blocks or (
+                fragments is not None and any(obj.get(name) is None for name in carries)
+            ):
+                return False
+            established, held = None, 0
+        else:
+            block_target = block_moves.get(block)
+            if block_target is None:
+                return False
+            established = decoder._block_kinds.get(index)
+            completed = decoder._completed.get(index) if decoder._completed else None
+            held = 0 if limit is None else decoder._block_counts.get((index, kind), 0)
+            if (
+                (established is not None and established != block_kind)
+                or (completed is not None and kind != completed)
+                or (limit is not None and held >= limit)
+            ):
+                return False
+            joining = decoder._joining.get(index) if decoder._joining else None
+            if fragments is not None:
+                if index in decoder._built or (
+                    joining is None and any(obj.get(name) is None for name in carries)
                 ):
-                    decoder._steady[index] = decoder._steady_entry(kind)
-            elif joining is not None:
+                    return False
+            elif builds and joining is not None and not joining.built(obj):
+                return False
+        if (ends and target == final and not decoder._ends_well(kind, target)) or (
+            checked is not None and not checked(decoder, obj)  # the last check: it remembers
+        ):
+            return False
+        # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
+        # `_field_check` make.
+        decoder._placed = True
+        decoder._end_rejected = False
+        decoder._expected_seq = seq + 1
+        decoder._first = False
+        if target != state:
+            decoder._state = target
+            decoder._steady.clear()
+            if target == failed:
+                decoder._failed = True
+        if counted:
+            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        if block_target != block:  # a block opened, or one that moves
+            blocks[index] = block_target
+            if block is not None:
+                decoder._steady.pop(index, None)
+        if established is None:
+            decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
+        if completes:
+            decoder._completed[index] = kind
+            decoder._steady.pop(index, None)
+        if fragments is not None:
+            if joining is None:
+                carried = {name: obj.get(name) for name in carries}
+                joining = decoder._joining[index] = _Joining(kind, fragments, carried)
+            joining.add(obj.get(fragments.field))
+        elif builds:
+            decoder._built.add(index)
+            if joining is not None:
                 del decoder._joining[index]
-        for field, key in rising:
-            value = obj.get(field)
-            if type(value) is int:
-                decoder._last_value[key] = value
-        for field, key in unique:
-            value = obj.get(field)
-            if type(value) is str or type(value) is int:
-                seen = decoder._seen.get(key)
-                if seen is None:
-                    seen = decoder._seen[key] = set()
-                seen.add(value)
+        if limit is not None:
+            decoder._block_counts[(index, kind)] = held + 1
+        if closes_with is not None:
+            decoder._closes_with[index] = closes_with
+        elif (
+            steady
+            and index not in decoder._completed
+            and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
+        ):
+            decoder._steady[index] = decoder._steady_entry(kind)
         return True
 
     return quick
