@@ -590,9 +590,12 @@ class Decoder:
         goes. The quick path (`_QUICK`) takes what it can, and the general path the rest, with
         what was parsed."""
         sse = self._sse
-        if self._typed is not None:
+        typed = self._typed
+        if typed is not None:
             if event is not None:
-                if not self._sound(payload, event, kind):
+                if not (  # `_Typed.members` settles the commonest text, as in `_events`
+                    kind in _BARE and payload.count(b":") == typed.members.get(kind)
+                ) and not self._sound(payload, event, kind):
                     event = None
                 elif (quick := self._quicks.get(kind)) is not None and quick(
                         self, event.__dict__, True):
@@ -602,7 +605,13 @@ class Decoder:
             if (
                 type(event) is dict
                 and (quick := self._quicks.get(kind)) is not None
-                and self._sound(payload, event, kind)
+                and (
+                    (  # `_sound`'s commonest case first, inline, as in `_events`
+                        kind in _BARE
+                        and len(payload) <= _SHALLOW
+                        and payload.count(b":") == len(event)
+                    ) or self._sound(payload, event, kind)
+                )
                 and quick(self, event, False)
             ):
                 self._last_line = line or sse.took_whole_event()
