@@ -717,11 +717,22 @@ def test_whole_event_refuses_anything_else(before: bytes, chunk: bytes) -> None:
     if before != BOM[:2]:
         decoder.feed(FIRST)
     decoder.feed(before)
-    for whole in (decoder.whole_event, partial(decoder.whole_event_of, head=HEAD)):
+    for whole in (decoder.whole_event, partial(whole_event_of, decoder)):
         assert whole(chunk) is None
         assert whole(b"event: a\ndata: " + b"1" * 40 + b"\n\n") is None  # too long
     decoder.close()
-    assert decoder.whole_event_of(b"event: a\ndata: 1\n\n", HEAD) is None  # closed
+    assert decoder.event_of(b"event: a\ndata: 1\n\n", HEAD) is None  # closed
+
+
+def whole_event_of(decoder: SSEDecoder, chunk: bytes) -> bytes | None:
+    """The data that `event_of` finds in a chunk that is one whole event of `HEAD`, not taken,
+    or None; a chunk it would hold (no test here leaves one) fails the test."""
+    found = decoder.event_of(chunk, HEAD)
+    assert found != ()
+    if found is None:
+        return None
+    assert found[1] == 0
+    return found[0]
 
 
 def decode_taking_data(
@@ -801,8 +812,7 @@ def awkward_chunkings(draw: st.DrawFn, body: bytes) -> list[bytes]:
 def decode_taking_heads(
     chunks: Iterable[bytes], **limits: int
 ) -> tuple[list[SSEEvent], list[Diagnostic]]:
-    """As `decode`, but every chunk is first offered to `whole_event_of` and `feed_event_of`
-    with the head of the type of the event that came last, as the LLM-Stream decoder offers
+    """As `decode`, but every chunk is first offered to `event_of` with the head of the type of the event that came last, as the LLM-Stream decoder offers
     it; a chunk they neither take nor hold is fed. After every chunk, the events so far must be
     those of the bytes so far."""
     decoder = SSEDecoder(**limits)
@@ -813,20 +823,20 @@ def decode_taking_heads(
     fed = b""
     for chunk in chunks:
         kind = head[7:-7].decode() or "message"
-        payload = decoder.whole_event_of(chunk, head)
-        try:
-            text = payload.decode()  # type: ignore[union-attr]
-        except (AttributeError, UnicodeDecodeError):  # none, or left to feed, as the decoder
-            text = None
+        taken = decoder.event_of(chunk, head)
+        text = None
+        if taken:
+            try:
+                text = taken[0].decode()
+            except UnicodeDecodeError:  # found whole, not taken: left to feed, as the decoder
+                assert taken[1] == 0
         if text is not None:
-            events.append(ev(text, kind, line=decoder.took_whole_event()))
-        elif (taken := decoder.feed_event_of(chunk, head)) is None:
+            events.append(ev(text, kind, line=taken[1] or decoder.took_whole_event()))
+        elif taken != ():
             new = decoder.feed(chunk)
             events += new
             if new:
                 head = f"event: {new[-1].type}\ndata: ".encode()
-        elif taken:
-            events.append(ev(taken[0].decode(), kind, line=taken[1]))
         fed += chunk
         assert as_tuples(without_id_and_retry(events)) == as_tuples(
             without_id_and_retry([ev(*e[1::-1], line=e[4]) for e in reference().run(fed).events]))
@@ -852,7 +862,7 @@ def event_pieces(draw: st.DrawFn, body: bytes) -> list[bytes]:
 def test_taking_events_by_their_head_gives_what_feeding_them_gives(
     data: st.DataObject, body: bytes, limits: dict[str, int]
 ) -> None:
-    """Whatever `whole_event_of` finds and `feed_event_of` takes, whole or after pieces held,
+    """Whatever `event_of` finds whole or takes after pieces held,
     in any chunking (a byte at a time, 64 bytes, at blank lines, inside every event, anywhere),
     is exactly the one event `feed` would have dispatched, out of the same chunk, and taking it
     leaves the decoder where feeding it would have."""
@@ -873,8 +883,7 @@ def test_a_block_taken_by_the_head_of_its_events_gives_what_feeding_it_gives(
     data: st.DataObject, events: list[str], limits: dict[str, int]
 ) -> None:
     """A block of events of one type in LF line ends, now and then broken (by another line end,
-    a byte that is not UTF-8, another event), in the chunkings that `whole_event_of` and
-    `feed_event_of` are for (an event a chunk, every event cut, cuts at a steady size) as well
+    a byte that is not UTF-8, another event), in the chunkings that `event_of` is for (an event a chunk, every event cut, cuts at a steady size) as well
     as any other: the events and findings of feeding it."""
     body = "".join(events).encode(errors="surrogatepass")
     for _ in range(data.draw(st.sampled_from([0, 0, 1, 2]))):
@@ -893,7 +902,7 @@ HELD = b"event: a\nda"  # the start of an event, held as it came
 
 
 @pytest.mark.parametrize(("before", "chunk"), [
-    ([], b"event: a\ndata: 2\n\n"),  # nothing held
+    ([], b"event: a\ndata: 2\n\nevent: a\nd"),  # an event ends, nothing held
     ([b"event: a\ndata: 1\n"], b"\n"),  # an event open, no piece held
     ([b"event: b\n", b"event: a\ndata: 1"], b"\n\n"),  # a piece held inside an event
     ([b"event: a\ndata: 1\r"], b"\n\n"),  # a CR held, whose LF may follow
@@ -912,7 +921,7 @@ HELD = b"event: a\nda"  # the start of an event, held as it came
     ([HELD, b"ta: 1\n"], b"\ndata: 2"),  # a blank line after a piece held
     ([HELD], b"ta: " + b"2" * 70000),  # too much to hold
 ])
-def test_feed_event_of_refuses_anything_else(before: list[Any], chunk: bytes) -> None:
+def test_event_of_refuses_anything_else(before: list[Any], chunk: bytes) -> None:
     """Only a chunk that ends no event, held as feed holds it, or one that ends an event of the
     head begun in the pieces held since the last event, its data one line of UTF-8, the rest of
     the chunk ending none, within the limits, is fed so; anything else is left to feed."""
@@ -921,24 +930,34 @@ def test_feed_event_of_refuses_anything_else(before: list[Any], chunk: bytes) ->
     for piece in before:
         decoder.close() if piece == "close" else decoder.feed(piece)
     lines, start, tail = decoder._lines, decoder._start, list(decoder._tail)
-    assert decoder.feed_event_of(chunk, HEAD) is None
+    assert decoder.event_of(chunk, HEAD) is None
     assert (decoder._lines, decoder._start, decoder._tail) == (lines, start, tail)
 
 
-def test_feed_event_of_holds_what_ends_no_event_and_takes_the_event_that_ends() -> None:
+def test_event_of_holds_what_ends_no_event_and_takes_the_event_that_ends() -> None:
     decoder = SSEDecoder()
     assert decoder.feed(FIRST + b"event: a\ndata: 1\n\nev") == [ev("0", "s"), ev("1", "a", line=4)]
-    assert decoder.feed_event_of(b"ent: a\nda", HEAD) == ()
-    assert decoder.feed_event_of(b"ta: caf\xc3\xa9\n\nevent: a\nd", HEAD) == (
+    assert decoder.event_of(b"ent: a\nda", HEAD) == ()
+    assert decoder.event_of(b"ta: caf\xc3\xa9\n\nevent: a\nd", HEAD) == (
         "caf\u00e9".encode(), 7)
-    assert decoder.feed_event_of(b"ata: 3", HEAD) == ()
-    assert decoder.feed_event_of(b"\n\n", HEAD) == (b"3", 10)
-    assert decoder.feed_event_of(b"event: a\ndata: 4", HEAD) == ()  # nothing held before
-    assert decoder.feed_event_of(b"\n\n", HEAD) == (b"4", 13)
-    assert decoder.whole_event_of(b"event: a\ndata: 5\n\n", HEAD) == b"5"
+    assert decoder.event_of(b"ata: 3", HEAD) == ()
+    assert decoder.event_of(b"\n\n", HEAD) == (b"3", 10)
+    assert decoder.event_of(b"event: a\ndata: 4", HEAD) == ()  # nothing held before
+    assert decoder.event_of(b"\n\n", HEAD) == (b"4", 13)
+    assert decoder.event_of(b"event: a\ndata: 5\n\n", HEAD) == (b"5", 0)
     assert decoder.took_whole_event() == 16
-    assert decoder.feed_event_of(b"event: b\ndata: 6", HEAD) == ()
+    assert decoder.event_of(b"event: b\ndata: 6", HEAD) == ()
     assert decoder.feed(b"\n\n") == [ev("6", "b", line=19)]
+
+
+def test_event_of_holds_an_empty_chunk_as_nothing() -> None:
+    """An empty chunk between a line end and an LF leaves the blank line they make to feed."""
+    decoder = SSEDecoder()
+    assert decoder.feed(FIRST + b"ev") == [ev("0", "s")]
+    assert decoder.event_of(b"ent: a\ndata: 1\n", HEAD) == ()
+    assert decoder.event_of(b"", HEAD) == ()
+    assert decoder.event_of(b"\nev", HEAD) is None
+    assert decoder.feed(b"\nev") == [ev("1", "a", line=4)]
 
 
 TYPED = b"event: a\ndata: 1\n\n"

@@ -445,7 +445,7 @@ class Decoder:
         body read in small pieces completes one event a piece, most often: such an event is
         checked on its bytes as `_events` checks it, without building an SSE event first. Most
         often it is of the type of the last (`_hot`), which the SSE layer recognises by its
-        head (`SSEDecoder.whole_event_of`, `feed_event_of`); else a whole chunk by its lines
+        head (`SSEDecoder.event_of`); else a whole chunk by its lines
         (`SSEDecoder.whole_event`). An event continuing an open block in the expected order
         changes nothing but the next seq (the hot path, inline here); any other goes on to
         `_whole`. In typed mode the event is parsed and validated in one step (`_Typed.whole`).
@@ -458,13 +458,11 @@ class Decoder:
         line = 0  # that of the event once taken from the SSE layer
         if hot is not None and self._pending is None and not sse.diagnostics:
             head, kind = hot
-            payload = sse.whole_event_of(data, head)  # None once closed
-            if payload is None:
-                taken = sse.feed_event_of(data, head)
-                if taken:
-                    payload, line = taken
-                elif taken is not None:
-                    return []  # no event ends in it, as in most pieces of a body in small pieces
+            taken = sse.event_of(data, head)  # None once closed
+            if taken:
+                payload, line = taken
+            elif taken is not None:
+                return []  # no event ends in it, as in most pieces of a body in small pieces
         if payload is None:
             if self._closed:
                 raise RuntimeError("feed() after close()")

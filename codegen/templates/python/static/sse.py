@@ -352,72 +352,75 @@ class SSEDecoder:
             return None
         return lines[0], lines[1][6:]
 
-    def whole_event_of(self, data: bytes, head: bytes) -> bytes | None:
-        """The data of a chunk that is exactly one event whose first line and the start of its
-        ``data:`` line are ``head`` (``event: TYPE``, LF, ``data: ``), with the data on one line
-        and a blank line after it, in LF line ends, between events and within the limits; else
-        None.
+    def event_of(self, data: bytes, head: bytes) -> tuple[bytes, int] | tuple[()] | None:
+        """Offer a chunk in LF line ends to a caller that knows the ``event:`` line to expect
+        (the LLM-Stream decoder, within a block): ``head`` is that line, LF, and ``data: ``.
+        Between events and within the limits:
 
-        What ``whole_event`` finds, for a caller that knows which ``event:`` line to expect (the
-        LLM-Stream decoder, within a block): comparing the head costs less than cutting the
-        chunk into lines. Nothing changes until ``took_whole_event``.
-        """
-        if (
-            self._irregular
-            or self._tail
-            or self._lines >= self._start
-            or len(data) > self._fast_max
-            or not data.startswith(head)
-            or data[-2:] != b"\n\n"
-        ):
-            return None
-        payload = data[len(head) : -2]
-        if 10 in payload or 13 in payload:
-            return None
-        return payload
+        - a chunk that is exactly one event of the head, its data on one line and a blank line
+          after it, gives ``(data, 0)``: what ``whole_event`` finds, not yet taken (nothing
+          changes until ``took_whole_event``; a chunk not taken is fed as usual);
+        - a chunk that ends one such event, begun in the pieces held, its data UTF-8, the rest
+          of the chunk ending none: the event is taken, the rest held, and this gives its data
+          and its line;
+        - a chunk that ends no event is held, and this gives ``()``.
 
-    def feed_event_of(self, data: bytes, head: bytes) -> tuple[bytes, int] | tuple[()] | None:
-        """Feed a chunk in LF line ends that ends no event, or one event (begun in the bytes
-        held) whose first line and the start of its ``data:`` line are ``head``, as
-        ``whole_event_of`` finds a chunk, with its data UTF-8, the rest of the chunk ending
-        none: for the first, the chunk is held and this returns (); for the second, the event
-        is taken, the rest held, and this returns its data and its line. Else None, and nothing
-        changed.
-
-        A body read in small pieces (64 bytes, say) comes most often as pieces that end no
-        event and, now and then, one that ends one: so fed, either costs a few tests rather
-        than the work of ``feed``.
+        Else None, and nothing changed. Servers flush every event, and a body read in small
+        pieces (64 bytes, say) comes as pieces that end no event and, now and then, one that
+        ends one: comparing the head costs less than cutting the chunk into lines, and holding
+        a piece, an append.
         """
         tail = self._tail
-        if (
-            (not tail and data[-1:] == b"\n")  # lines that end here are taken apart at once
-            or self._irregular
-            or self._lines >= self._start
-            or 13 in data
-        ):
+        if self._irregular or self._lines >= self._start or 13 in data:
             return None
-        cut = data.find(b"\n\n") + 2
-        if cut < 2:  # no event ends here, unless the chunk ends a line that it or a piece begins
-            if data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n"):
+        if not tail:
+            if data[-1:] == b"\n":  # whole lines: one whole event, or taken apart at once
+                if (
+                    data[-2:] != b"\n\n"
+                    or len(data) > self._fast_max
+                    or not data.startswith(head)
+                    or 10 in (payload := data[len(head) : -2])
+                ):
+                    return None
+                return payload, 0
+        elif self._deferred:
+            cut = data.find(b"\n\n") + 2
+            if cut >= 2:  # an event ends here: the one begun in the pieces held, if alone
+                if data.rfind(b"\n\n") != cut - 2 or self._tail_len + cut > self._fast_max:
+                    return None
+                event = (tail[0] if len(tail) == 1 else b"".join(tail)) + data[:cut]
+                if not event.startswith(head):
+                    return None
+                payload = event[len(head) : -2]
+                if 10 in payload or 13 in payload or not (payload.isascii() or _utf8(payload)):
+                    return None
+                n = self._lines
+                self._lines = n + 3
+                self._start = n + 4
+                self._retry = None
+                rest = data[cut:]
+                if rest:
+                    self._tail = [rest]
+                    self._tail_len = len(rest)
+                else:
+                    self._tail = []
+                    self._tail_len = 0
+                    self._deferred = False
+                return payload, n + 1
+            if data[:1] == b"\n" and tail[-1][-1:] == b"\n":
+                return None  # a blank line, after the line end that came last
+            held = self._tail_len + len(data)
+            if held > self._hold_max:
                 return None
-            return () if self._defer(data) else None
-        if (
-            not self._deferred  # the bytes held came as they are, and end no event
-            or data.rfind(b"\n\n") != cut - 2
-            or self._tail_len + cut > self._fast_max
-        ):
+            if data:  # as _defer holds it, inline: the commonest piece of all
+                tail.append(data)
+                self._tail_len = held
+            return ()
+        if data.find(b"\n\n") >= 0:  # an event ends after nothing held, or a line held
             return None
-        event = b"".join(tail) + data[:cut]
-        if not event.startswith(head):
+        if data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n"):
             return None
-        payload = event[len(head) : -2]
-        if 10 in payload or 13 in payload or not (payload.isascii() or _utf8(payload)):
-            return None
-        rest = data[cut:]
-        self._tail = [rest] if rest else []
-        self._tail_len = len(rest)
-        self._deferred = bool(rest)
-        return payload, self.took_whole_event()
+        return () if self._defer(data) else None
 
     def took_whole_event(self, lines: int = 3) -> int:
         """Account for the event ``whole_event`` found, whose first line the caller found to be
