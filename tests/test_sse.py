@@ -725,14 +725,11 @@ def test_whole_event_refuses_anything_else(before: bytes, chunk: bytes) -> None:
 
 
 def whole_event_of(decoder: SSEDecoder, chunk: bytes) -> bytes | None:
-    """The data that `event_of` finds in a chunk that is one whole event of `HEAD`, not taken,
-    or None; a chunk it would hold (no test here leaves one) fails the test."""
+    """The data of the event that `event_of` takes in a chunk that is one whole event of
+    `HEAD`, or None; a chunk it would hold (no test here leaves one) fails the test."""
     found = decoder.event_of(chunk, HEAD)
     assert found != ()
-    if found is None:
-        return None
-    assert found[1] == 0
-    return found[0]
+    return None if found is None else found[0]
 
 
 def decode_taking_data(
@@ -824,15 +821,9 @@ def decode_taking_heads(
     for chunk in chunks:
         kind = head[7:-7].decode() or "message"
         taken = decoder.event_of(chunk, head)
-        text = None
         if taken:
-            try:
-                text = taken[0].decode()
-            except UnicodeDecodeError:  # found whole, not taken: left to feed, as the decoder
-                assert taken[1] == 0
-        if text is not None:
-            events.append(ev(text, kind, line=taken[1] or decoder.took_whole_event()))
-        elif taken != ():
+            events.append(ev(taken[0].decode(), kind, line=taken[1]))
+        elif taken is None:
             new = decoder.feed(chunk)
             events += new
             if new:
@@ -918,6 +909,9 @@ HELD = b"event: a\nda"  # the start of an event, held as it came
     ([HELD, "close"], b"ta: 2\n\n"),  # closed
     ([b"event: a", "close"], b"\ndata: 2\n\n"),  # closed, with a line held
     ([], b"event: a\n"),  # lines that end, with nothing held: taken apart at once
+    ([], b"event: a\ndata: \xff\n\n"),  # a whole event, not UTF-8
+    ([], b"event: a\ndata: 1\rdata: 2\n\n"),  # a whole event with a CR
+    ([], b"event: a\ndata: 1\ndata: 2\n\n"),  # a whole event with two data lines
     ([HELD, b"ta: 1\n"], b"\ndata: 2"),  # a blank line after a piece held
     ([HELD], b"ta: " + b"2" * 70000),  # too much to hold
 ])
@@ -944,8 +938,7 @@ def test_event_of_holds_what_ends_no_event_and_takes_the_event_that_ends() -> No
     assert decoder.event_of(b"\n\n", HEAD) == (b"3", 10)
     assert decoder.event_of(b"event: a\ndata: 4", HEAD) == ()  # nothing held before
     assert decoder.event_of(b"\n\n", HEAD) == (b"4", 13)
-    assert decoder.event_of(b"event: a\ndata: 5\n\n", HEAD) == (b"5", 0)
-    assert decoder.took_whole_event() == 16
+    assert decoder.event_of(b"event: a\ndata: 5\n\n", HEAD) == (b"5", 16)
     assert decoder.event_of(b"event: b\ndata: 6", HEAD) == ()
     assert decoder.feed(b"\n\n") == [ev("6", "b", line=19)]
 

@@ -353,74 +353,67 @@ class SSEDecoder:
         return lines[0], lines[1][6:]
 
     def event_of(self, data: bytes, head: bytes) -> tuple[bytes, int] | tuple[()] | None:
-        """Offer a chunk in LF line ends to a caller that knows the ``event:`` line to expect
+        """Feed a chunk in LF line ends to a caller that knows the ``event:`` line to expect
         (the LLM-Stream decoder, within a block): ``head`` is that line, LF, and ``data: ``.
-        Between events and within the limits:
+        Between events and within the limits, a chunk that is one such event, or ends one begun
+        in the pieces held, its data one line of UTF-8, the rest of the chunk ending none, is
+        taken: this gives its data and its line, and holds the rest. A chunk that ends no event
+        is held, and this gives ``()``. Else None, and nothing changed.
 
-        - a chunk that is exactly one event of the head, its data on one line and a blank line
-          after it, gives ``(data, 0)``: what ``whole_event`` finds, not yet taken (nothing
-          changes until ``took_whole_event``; a chunk not taken is fed as usual);
-        - a chunk that ends one such event, begun in the pieces held, its data UTF-8, the rest
-          of the chunk ending none: the event is taken, the rest held, and this gives its data
-          and its line;
-        - a chunk that ends no event is held, and this gives ``()``.
-
-        Else None, and nothing changed. Servers flush every event, and a body read in small
-        pieces (64 bytes, say) comes as pieces that end no event and, now and then, one that
-        ends one: comparing the head costs less than cutting the chunk into lines, and holding
-        a piece, an append.
+        Servers flush every event, and a body read in small pieces (64 bytes, say) comes as
+        pieces that end no event and, now and then, one that ends one: so fed, either costs a
+        few tests rather than the work of ``feed``, comparing the head less than cutting the
+        chunk into lines, holding a piece an append.
         """
         tail = self._tail
         if self._irregular or self._lines >= self._start or 13 in data:
             return None
-        if not tail:
-            if data[-1:] == b"\n":  # whole lines: one whole event, or taken apart at once
-                if (
-                    data[-2:] != b"\n\n"
-                    or len(data) > self._fast_max
-                    or not data.startswith(head)
-                    or 10 in (payload := data[len(head) : -2])
-                ):
-                    return None
-                return payload, 0
-        elif self._deferred:
+        if tail and self._deferred:  # pieces held since the last event, as they came
             cut = data.find(b"\n\n") + 2
-            if cut >= 2:  # an event ends here: the one begun in the pieces held, if alone
-                if data.rfind(b"\n\n") != cut - 2 or self._tail_len + cut > self._fast_max:
+            if cut < 2:  # no event ends here: held as _defer holds it, inline, as most pieces
+                if data[:1] == b"\n" and tail[-1][-1:] == b"\n":
+                    return None  # a blank line, after the line end that came last
+                held = self._tail_len + len(data)
+                if held > self._hold_max:
                     return None
-                event = (tail[0] if len(tail) == 1 else b"".join(tail)) + data[:cut]
-                if not event.startswith(head):
-                    return None
-                payload = event[len(head) : -2]
-                if 10 in payload or 13 in payload or not (payload.isascii() or _utf8(payload)):
-                    return None
-                n = self._lines
-                self._lines = n + 3
-                self._start = n + 4
-                self._retry = None
-                rest = data[cut:]
-                if rest:
-                    self._tail = [rest]
-                    self._tail_len = len(rest)
-                else:
-                    self._tail = []
-                    self._tail_len = 0
-                    self._deferred = False
-                return payload, n + 1
-            if data[:1] == b"\n" and tail[-1][-1:] == b"\n":
-                return None  # a blank line, after the line end that came last
-            held = self._tail_len + len(data)
-            if held > self._hold_max:
+                if data:
+                    tail.append(data)
+                    self._tail_len = held
+                return ()
+            # an event ends here: the one begun in the pieces held, if it ends alone
+            if data.rfind(b"\n\n") != cut - 2 or self._tail_len + cut > self._fast_max:
                 return None
-            if data:  # as _defer holds it, inline: the commonest piece of all
-                tail.append(data)
-                self._tail_len = held
-            return ()
-        if data.find(b"\n\n") >= 0:  # an event ends after nothing held, or a line held
+            event = (tail[0] if len(tail) == 1 else b"".join(tail)) + data[:cut]
+            if not event.startswith(head):
+                return None
+            payload = event[len(head) : -2]
+            rest = data[cut:]
+        elif not tail and data[-1:] == b"\n":  # whole lines: one whole event, or taken apart
+            if (
+                data[-2:] != b"\n\n"
+                or len(data) > self._fast_max
+                or not data.startswith(head)
+            ):
+                return None
+            payload = data[len(head) : -2]
+            rest = None
+        else:  # no event ends here, unless after nothing held or after a line held as it came
+            if data.find(b"\n\n") >= 0 or (
+                data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n")
+            ):
+                return None
+            return () if self._defer(data) else None
+        if 10 in payload or 13 in payload or not (payload.isascii() or _utf8(payload)):
             return None
-        if data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n"):
-            return None
-        return () if self._defer(data) else None
+        n = self._lines  # took_whole_event, inline
+        self._lines = n + 3
+        self._start = n + 4
+        self._retry = None
+        if rest is not None:
+            self._tail = [rest] if rest else []
+            self._tail_len = len(rest)
+            self._deferred = bool(rest)
+        return payload, n + 1
 
     def took_whole_event(self, lines: int = 3) -> int:
         """Account for the event ``whole_event`` found, whose first line the caller found to be
