@@ -725,11 +725,14 @@ def test_whole_event_refuses_anything_else(before: bytes, chunk: bytes) -> None:
 
 
 def whole_event_of(decoder: SSEDecoder, chunk: bytes) -> bytes | None:
-    """The data of the event that `event_of` takes in a chunk that is one whole event of
-    `HEAD`, or None; a chunk it would hold (no test here leaves one) fails the test."""
+    """The data that `event_of` finds in a chunk that is one whole event of `HEAD`, not taken,
+    or None; a chunk it would hold (no test here leaves one) fails the test."""
     found = decoder.event_of(chunk, HEAD)
     assert found != ()
-    return None if found is None else found[0]
+    if found is None:
+        return None
+    assert found[1] == 0
+    return found[0]
 
 
 def decode_taking_data(
@@ -809,9 +812,10 @@ def awkward_chunkings(draw: st.DrawFn, body: bytes) -> list[bytes]:
 def decode_taking_heads(
     chunks: Iterable[bytes], **limits: int
 ) -> tuple[list[SSEEvent], list[Diagnostic]]:
-    """As `decode`, but every chunk is first offered to `event_of` with the head of the type of the event that came last, as the LLM-Stream decoder offers
-    it; a chunk they neither take nor hold is fed. After every chunk, the events so far must be
-    those of the bytes so far."""
+    """As `decode`, but every chunk is first offered to `event_of` with the head of the type
+    of the event that came last, as the LLM-Stream decoder offers it (taking what it finds
+    whole once its data is found UTF-8); a chunk it neither takes nor holds is fed. After every
+    chunk, the events so far must be those of the bytes so far."""
     decoder = SSEDecoder(**limits)
     reference = partial(Reference, limits.get("max_line_bytes", 1 << 20),
                         limits.get("max_event_bytes", 8 << 20))
@@ -821,9 +825,15 @@ def decode_taking_heads(
     for chunk in chunks:
         kind = head[7:-7].decode() or "message"
         taken = decoder.event_of(chunk, head)
+        text = None
         if taken:
-            events.append(ev(taken[0].decode(), kind, line=taken[1]))
-        elif taken is None:
+            try:
+                text = taken[0].decode()
+            except UnicodeDecodeError:  # found whole, not taken: left to feed, as the decoder
+                assert taken[1] == 0
+        if text is not None:
+            events.append(ev(text, kind, line=taken[1] or decoder.took_whole_event()))
+        elif taken != ():
             new = decoder.feed(chunk)
             events += new
             if new:
@@ -874,8 +884,9 @@ def test_a_block_taken_by_the_head_of_its_events_gives_what_feeding_it_gives(
     data: st.DataObject, events: list[str], limits: dict[str, int]
 ) -> None:
     """A block of events of one type in LF line ends, now and then broken (by another line end,
-    a byte that is not UTF-8, another event), in the chunkings that `event_of` is for (an event a chunk, every event cut, cuts at a steady size) as well
-    as any other: the events and findings of feeding it."""
+    a byte that is not UTF-8, another event), in the chunkings that `event_of` is for (an
+    event a chunk, every event cut, cuts at a steady size) as well as any other: the events and
+    findings of feeding it."""
     body = "".join(events).encode(errors="surrogatepass")
     for _ in range(data.draw(st.sampled_from([0, 0, 1, 2]))):
         at = data.draw(st.integers(0, len(body)))
@@ -909,7 +920,6 @@ HELD = b"event: a\nda"  # the start of an event, held as it came
     ([HELD, "close"], b"ta: 2\n\n"),  # closed
     ([b"event: a", "close"], b"\ndata: 2\n\n"),  # closed, with a line held
     ([], b"event: a\n"),  # lines that end, with nothing held: taken apart at once
-    ([], b"event: a\ndata: \xff\n\n"),  # a whole event, not UTF-8
     ([], b"event: a\ndata: 1\rdata: 2\n\n"),  # a whole event with a CR
     ([], b"event: a\ndata: 1\ndata: 2\n\n"),  # a whole event with two data lines
     ([HELD, b"ta: 1\n"], b"\ndata: 2"),  # a blank line after a piece held
@@ -938,9 +948,11 @@ def test_event_of_holds_what_ends_no_event_and_takes_the_event_that_ends() -> No
     assert decoder.event_of(b"\n\n", HEAD) == (b"3", 10)
     assert decoder.event_of(b"event: a\ndata: 4", HEAD) == ()  # nothing held before
     assert decoder.event_of(b"\n\n", HEAD) == (b"4", 13)
-    assert decoder.event_of(b"event: a\ndata: 5\n\n", HEAD) == (b"5", 16)
+    assert decoder.event_of(b"event: a\ndata: 5\n\n", HEAD) == (b"5", 16)  # ASCII: taken
+    assert decoder.event_of(b"event: a\ndata: \xc3\xa9\n\n", HEAD) == (b"\xc3\xa9", 0)
+    assert decoder.took_whole_event() == 19  # not ASCII: taken by the caller
     assert decoder.event_of(b"event: b\ndata: 6", HEAD) == ()
-    assert decoder.feed(b"\n\n") == [ev("6", "b", line=19)]
+    assert decoder.feed(b"\n\n") == [ev("6", "b", line=22)]
 
 
 def test_event_of_holds_an_empty_chunk_as_nothing() -> None:

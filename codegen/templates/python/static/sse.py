@@ -87,15 +87,6 @@ def _text(value: str | bytes) -> str:
     return value if isinstance(value, str) else value.decode()
 
 
-def _utf8(data: bytes) -> bool:
-    """Whether the bytes are UTF-8."""
-    try:
-        data.decode()
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 def _split(text: str, crlf: bool) -> list[str]:
     """Cut text into lines at CRLF, LF and CR."""
     if crlf:
@@ -355,22 +346,45 @@ class SSEDecoder:
     def event_of(self, data: bytes, head: bytes) -> tuple[bytes, int] | tuple[()] | None:
         """Feed a chunk in LF line ends to a caller that knows the ``event:`` line to expect
         (the LLM-Stream decoder, within a block): ``head`` is that line, LF, and ``data: ``.
-        Between events and within the limits, a chunk that is one such event, or ends one begun
-        in the pieces held, its data one line of UTF-8, the rest of the chunk ending none, is
-        taken: this gives its data and its line, and holds the rest. A chunk that ends no event
-        is held, and this gives ``()``. Else None, and nothing changed.
+        Between events and within the limits:
 
-        Servers flush every event, and a body read in small pieces (64 bytes, say) comes as
-        pieces that end no event and, now and then, one that ends one: so fed, either costs a
-        few tests rather than the work of ``feed``, comparing the head less than cutting the
-        chunk into lines, holding a piece an append.
+        - a chunk that is exactly one such event, its data on one line, is taken at once if
+          its data is ASCII, as for the next case; else this gives ``(data, 0)``: what
+          ``whole_event`` finds, not yet taken (nothing changes until ``took_whole_event``; a
+          chunk not taken is fed as usual), for the caller to check that the data is UTF-8, as
+          it checks the event anyway, rather than decode it twice;
+        - a chunk that ends one such event, begun in the pieces held, its data one line of
+          UTF-8, the rest of the chunk ending none: the event is taken, the rest held, and this
+          gives its data and its line;
+        - a chunk that ends no event is held, and this gives ``()``.
+
+        Else None, and nothing changed. Servers flush every event, and a body read in small
+        pieces (64 bytes, say) comes as pieces that end no event and, now and then, one that
+        ends one: so fed, either costs a few tests rather than the work of ``feed``, comparing
+        the head less than cutting the chunk into lines, holding a piece an append.
         """
         tail = self._tail
         if self._irregular or self._lines >= self._start or 13 in data:
             return None
-        if tail and self._deferred:  # pieces held since the last event, as they came
+        if not tail:
+            if data[-2:] == b"\n\n" and len(data) <= self._fast_max and data.startswith(head):
+                payload = data[len(head) : -2]  # one whole event, if it is the only one
+                if 10 in payload:
+                    return None
+                if not payload.isascii():
+                    return payload, 0  # for the caller to take, once it found it UTF-8
+                rest = None
+            elif data[-1:] == b"\n" or data.find(b"\n\n") >= 0:
+                return None  # lines that end here are taken apart at once; so is an event
+            else:
+                return () if self._defer(data) else None
+        elif not self._deferred:  # the start of a line, held as it came
+            if data.find(b"\n\n") >= 0:
+                return None  # an event ends here
+            return () if self._defer(data) else None
+        else:  # pieces held since the last event, as they came
             cut = data.find(b"\n\n") + 2
-            if cut < 2:  # no event ends here: held as _defer holds it, inline, as most pieces
+            if cut < 2:  # no event ends here: held as by _defer, inline, as most pieces are
                 if data[:1] == b"\n" and tail[-1][-1:] == b"\n":
                     return None  # a blank line, after the line end that came last
                 held = self._tail_len + len(data)
@@ -388,23 +402,13 @@ class SSEDecoder:
                 return None
             payload = event[len(head) : -2]
             rest = data[cut:]
-        elif not tail and data[-1:] == b"\n":  # whole lines: one whole event, or taken apart
-            if (
-                data[-2:] != b"\n\n"
-                or len(data) > self._fast_max
-                or not data.startswith(head)
-            ):
+            if 10 in payload or 13 in payload:
                 return None
-            payload = data[len(head) : -2]
-            rest = None
-        else:  # no event ends here, unless after nothing held or after a line held as it came
-            if data.find(b"\n\n") >= 0 or (
-                data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n")
-            ):
-                return None
-            return () if self._defer(data) else None
-        if 10 in payload or 13 in payload or not (payload.isascii() or _utf8(payload)):
-            return None
+            if not payload.isascii():
+                try:
+                    payload.decode()
+                except UnicodeDecodeError:
+                    return None
         n = self._lines  # took_whole_event, inline
         self._lines = n + 3
         self._start = n + 4
