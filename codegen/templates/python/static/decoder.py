@@ -698,19 +698,24 @@ class Decoder:
                                 steady.get(index, _NOT_STEADY) if type(index) is int
                                 else _NOT_STEADY
                             )
-                            if (
-                                kind == sse_type
-                                and type(seq := obj.get("seq")) is int
-                                and seq == expected
-                                and 1 < expected <= _SEQ_MAX
-                                and kind == obj.get("type")
-                                and obj.get("v") == _VERSION
-                                and (check is None or check(obj))
-                            ):
+                            if kind == sse_type:
+                                try:  # subscripts cost less than get, as in `feed`
+                                    steady_envelope = (
+                                        type(seq := obj["seq"]) is int
+                                        and seq == expected
+                                        and 1 < expected <= _SEQ_MAX
+                                        and kind == obj["type"]
+                                        and obj["v"] == _VERSION
+                                    )
+                                except KeyError:  # a member missing is no steady event
+                                    steady_envelope = False
+                            else:
+                                steady_envelope = False
+                            if steady_envelope and (check is None or check(obj)):
                                 delta = obj.get("delta")
                                 if (  # `_sound`'s commonest case first, inline
                                     len(data) <= _SHALLOW
-                                    and (data.count(b":") if isinstance(data, bytes)
+                                    and (data.count(b":") if type(data) is bytes
                                          else data.count(":"))
                                     == len(obj) + (len(delta) if type(delta) is dict else 0)
                                 ) or self._sound(data, obj, sse_type):
