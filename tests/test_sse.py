@@ -726,13 +726,10 @@ def test_whole_event_refuses_anything_else(before: bytes, chunk: bytes) -> None:
 
 def whole_event_of(decoder: SSEDecoder, chunk: bytes) -> bytes | None:
     """The data that `event_of` finds in a chunk that is one whole event of `HEAD`, not taken,
-    or None; a chunk it would hold (no test here leaves one) fails the test."""
+    or None; a chunk it would hold or take (no test here leaves one) fails the test."""
     found = decoder.event_of(chunk, HEAD)
-    assert found != ()
-    if found is None:
-        return None
-    assert found[1] == 0
-    return found[0]
+    assert found is None or type(found) is bytes
+    return found
 
 
 def decode_taking_data(
@@ -825,15 +822,16 @@ def decode_taking_heads(
     for chunk in chunks:
         kind = head[7:-7].decode() or "message"
         taken = decoder.event_of(chunk, head)
-        text = None
-        if taken:
+        if type(taken) is bytes:  # found whole, not taken: taken once found UTF-8, else fed
             try:
-                text = taken[0].decode()
-            except UnicodeDecodeError:  # found whole, not taken: left to feed, as the decoder
-                assert taken[1] == 0
-        if text is not None:
-            events.append(ev(text, kind, line=taken[1] or decoder.took_whole_event()))
-        elif taken != ():
+                text = taken.decode()
+            except UnicodeDecodeError:
+                taken = None
+            else:
+                events.append(ev(text, kind, line=decoder.took_whole_event()))
+        elif taken:
+            events.append(ev(taken[0].decode(), kind, line=taken[1]))
+        if taken is None:
             new = decoder.feed(chunk)
             events += new
             if new:
@@ -948,11 +946,10 @@ def test_event_of_holds_what_ends_no_event_and_takes_the_event_that_ends() -> No
     assert decoder.event_of(b"\n\n", HEAD) == (b"3", 10)
     assert decoder.event_of(b"event: a\ndata: 4", HEAD) == ()  # nothing held before
     assert decoder.event_of(b"\n\n", HEAD) == (b"4", 13)
-    assert decoder.event_of(b"event: a\ndata: 5\n\n", HEAD) == (b"5", 16)  # ASCII: taken
-    assert decoder.event_of(b"event: a\ndata: \xc3\xa9\n\n", HEAD) == (b"\xc3\xa9", 0)
-    assert decoder.took_whole_event() == 19  # not ASCII: taken by the caller
+    assert decoder.event_of(b"event: a\ndata: 5\n\n", HEAD) == b"5"  # found whole
+    assert decoder.took_whole_event() == 16  # and taken by the caller
     assert decoder.event_of(b"event: b\ndata: 6", HEAD) == ()
-    assert decoder.feed(b"\n\n") == [ev("6", "b", line=22)]
+    assert decoder.feed(b"\n\n") == [ev("6", "b", line=19)]
 
 
 def test_event_of_holds_an_empty_chunk_as_nothing() -> None:

@@ -459,7 +459,9 @@ class Decoder:
         if hot is not None and self._pending is None and not sse.diagnostics:
             head, kind = hot
             taken = sse.event_of(data, head)  # None once closed
-            if taken:
+            if isinstance(taken, bytes):  # one whole event, not yet taken
+                payload = taken
+            elif taken:
                 payload, line = taken
             elif taken is not None:
                 return []  # no event ends in it, as in most pieces of a body in small pieces
@@ -715,7 +717,7 @@ class Decoder:
                                 delta = obj.get("delta")
                                 if (  # `_sound`'s commonest case first, inline
                                     len(data) <= _SHALLOW
-                                    and (data.count(b":") if type(data) is bytes
+                                    and (data.count(b":") if isinstance(data, bytes)
                                          else data.count(":"))
                                     == len(obj) + (len(delta) if type(delta) is dict else 0)
                                 ) or self._sound(data, obj, sse_type):

@@ -108,7 +108,8 @@ def _one_type(text: Any) -> tuple[str, list[Any]] | None:
     last's blank line: fewer calls, and fewer objects, than taking it apart as columns.
     """
     raw = type(text) is bytes
-    event, _, eol, data_line = _BYTE_WORDS if raw else _TEXT_WORDS
+    words: Any = _BYTE_WORDS if raw else _TEXT_WORDS  # Any: str or bytes
+    event, _, eol, data_line = words
     first = text.find(eol)
     if text[:7] != event or first < 0:
         return None
@@ -368,16 +369,17 @@ class SSEDecoder:
             return None
         return lines[0], lines[1][6:]
 
-    def event_of(self, data: bytes, head: bytes) -> tuple[bytes, int] | tuple[()] | None:
+    def event_of(
+        self, data: bytes, head: bytes
+    ) -> bytes | tuple[bytes, int] | tuple[()] | None:
         """Feed a chunk in LF line ends to a caller that knows the ``event:`` line to expect
         (the LLM-Stream decoder, within a block): ``head`` is that line, LF, and ``data: ``.
         Between events and within the limits:
 
-        - a chunk that is exactly one such event, its data on one line, is taken at once if
-          its data is ASCII, as for the next case; else this gives ``(data, 0)``: what
+        - a chunk that is exactly one such event, its data on one line, gives its data: what
           ``whole_event`` finds, not yet taken (nothing changes until ``took_whole_event``; a
-          chunk not taken is fed as usual), for the caller to check that the data is UTF-8, as
-          it checks the event anyway, rather than decode it twice;
+          chunk not taken is fed as usual). The data may not be UTF-8: the caller checks it,
+          as it checks the event anyway, rather than decode it twice;
         - a chunk that ends one such event, begun in the pieces held, its data one line of
           UTF-8, the rest of the chunk ending none: the event is taken, the rest held, and this
           gives its data and its line;
@@ -394,54 +396,48 @@ class SSEDecoder:
         if not tail:
             if data[-2:] == b"\n\n" and len(data) <= self._fast_max and data.startswith(head):
                 payload = data[len(head) : -2]  # one whole event, if it is the only one
-                if 10 in payload:
-                    return None
-                if not payload.isascii():
-                    return payload, 0  # for the caller to take, once it found it UTF-8
-                rest = None
-            elif data[-1:] == b"\n" or data.find(b"\n\n") >= 0:
+                return None if 10 in payload else payload
+            if data[-1:] == b"\n" or data.find(b"\n\n") >= 0:
                 return None  # lines that end here are taken apart at once; so is an event
-            else:
-                return () if self._defer(data) else None
-        elif not self._deferred:  # the start of a line, held as it came
+            return () if self._defer(data) else None
+        if not self._deferred:  # the start of a line, held as it came
             if data.find(b"\n\n") >= 0:
                 return None  # an event ends here
             return () if self._defer(data) else None
-        else:  # pieces held since the last event, as they came
-            cut = data.find(b"\n\n") + 2
-            if cut < 2:  # no event ends here: held as by _defer, inline, as most pieces are
-                if data[:1] == b"\n" and tail[-1][-1:] == b"\n":
-                    return None  # a blank line, after the line end that came last
-                held = self._tail_len + len(data)
-                if held > self._hold_max:
-                    return None
-                if data:
-                    tail.append(data)
-                    self._tail_len = held
-                return ()
-            # an event ends here: the one begun in the pieces held, if it ends alone
-            if data.rfind(b"\n\n") != cut - 2 or self._tail_len + cut > self._fast_max:
+        # pieces held since the last event, as they came
+        cut = data.find(b"\n\n") + 2
+        if cut < 2:  # no event ends here: held as by _defer, inline, as most pieces are
+            if data[:1] == b"\n" and tail[-1][-1:] == b"\n":
+                return None  # a blank line, after the line end that came last
+            held = self._tail_len + len(data)
+            if held > self._hold_max:
                 return None
-            event = (tail[0] if len(tail) == 1 else b"".join(tail)) + data[:cut]
-            if not event.startswith(head):
+            if data:
+                tail.append(data)
+                self._tail_len = held
+            return ()
+        # an event ends here: the one begun in the pieces held, if it ends alone
+        if data.rfind(b"\n\n") != cut - 2 or self._tail_len + cut > self._fast_max:
+            return None
+        event = (tail[0] if len(tail) == 1 else b"".join(tail)) + data[:cut]
+        if not event.startswith(head):
+            return None
+        payload = event[len(head) : -2]
+        rest = data[cut:]
+        if 10 in payload or 13 in payload:
+            return None
+        if not payload.isascii():
+            try:
+                payload.decode()
+            except UnicodeDecodeError:
                 return None
-            payload = event[len(head) : -2]
-            rest = data[cut:]
-            if 10 in payload or 13 in payload:
-                return None
-            if not payload.isascii():
-                try:
-                    payload.decode()
-                except UnicodeDecodeError:
-                    return None
         n = self._lines  # took_whole_event, inline
         self._lines = n + 3
         self._start = n + 4
         self._retry = None
-        if rest is not None:
-            self._tail = [rest] if rest else []
-            self._tail_len = len(rest)
-            self._deferred = bool(rest)
+        self._tail = [rest] if rest else []
+        self._tail_len = len(rest)
+        self._deferred = bool(rest)
         return payload, n + 1
 
     def took_whole_event(self, lines: int = 3) -> int:
