@@ -754,8 +754,8 @@ def test_events_taken_from_their_chunks_decide_as_the_general_path_does(
     body: bytes, data: st.DataObject, options: dict[str, Any]
 ) -> None:
     """An event a chunk, or ended by a chunk after pieces held, is taken from its bytes by its
-    head (`SSEDecoder.event_of`) and checked inline; in any line ends and
-    any chunking (an event a chunk, each event cut, 64 bytes or one byte at a time, anywhere),
+    head (`SSEDecoder.event_of`) and checked inline; in any line ends and any chunking (an
+    event a chunk, each event cut, 64 bytes or one byte at a time, anywhere),
     the events and the diagnostics are those of the general path and of the body in one chunk,
     and each event comes out of the chunk that completes it."""
     general = feed_cut(body, [], general=True, **options)
