@@ -399,7 +399,7 @@ class SSEDecoder:
             if data[-2:] == b"\n\n" and len(data) <= self._fast_max and data.startswith(head):
                 payload = data[len(head) : -2]  # one whole event, if it is the only one
                 return None if 10 in payload else payload
-            if data[-1:] == b"\n":
+            if data[-1:] == b"\n" or data.find(b"\n\n") >= 0:
                 return None  # lines that end here are taken apart at once; so is an event
             return () if self._defer(data) else None
         if not self._deferred:  # the start of a line, held as it came
