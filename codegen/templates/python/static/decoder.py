@@ -320,6 +320,16 @@ _LAST_PLACES = frozenset(
 )
 """The places of the events that end a stream."""
 
+_UNFINISHED_BLOCKS = frozenset(life.BLOCK_UNFINISHED)
+"""The block states a stream may not end in."""
+_MINIMUMS = tuple((kind, minimum) for kind, (minimum, _) in life.EXPECTED.items())
+"""How many events of each type of `life.EXPECTED` a stream carries at least."""
+_KEEPS_OPEN = frozenset(
+    state for (state, place), target in life.STREAM_TRANSITIONS.items()
+    if place == "block" and target == state
+)
+"""The stream states that a block event leaves as they are: those where a block may go on."""
+
 _FREE_TEXT = {
     kind: tuple(sorted(
         {field for check, field, _ in life.FIELD_CHECKS.get(kind, ()) if check == "json-text"}
@@ -378,6 +388,16 @@ class Decoder:
     schema of its type. `max_blocks` bounds the distinct content block indexes a stream may
     open (LS-LIMIT-5), as `max_line_bytes` and `max_event_bytes` bound the SSE layer.
     """
+
+    # Slots: a decoder holds more attributes than CPython keeps in an instance's compact
+    # dictionary (30), past which each one costs more to set and to read.
+    __slots__ = (
+        "typed", "_typed", "_validates", "_is_valid", "_errors", "strict", "tools",
+        "request_metadata", "lifecycle", "_quicks", "diagnostics", "_sse", "_state", "_first",
+        "_expected_seq", "_last_line", "_pending", "_blocks", "_block_kinds", "_block_counts",
+        "_counts", "_seen", "_last_value", "_closes_with", "_completed", "_joining", "_built",
+        "_steady", "_max_blocks", "_end_rejected", "_placed", "_failed", "_closed", "_hot",
+    )
 
     def __init__(
         self,
@@ -548,9 +568,12 @@ class Decoder:
         if self._closed:
             return []
         self._closed = True
-        self._sse.close()  # an event still open is discarded, so none comes out
-        self._drain_sse()
-        self._flush_pending()
+        sse = self._sse
+        sse.close()  # an event still open is discarded, so none comes out
+        if sse.diagnostics:
+            self._drain_sse()
+        if self._pending is not None:
+            self._flush_pending()
         rule = life.STREAM_UNFINISHED.get(self._state) if self.lifecycle else None
         if rule is not None:
             if not self._placed:
@@ -796,12 +819,13 @@ class Decoder:
         """Whether `_at_end` would find nothing, at an event of this type that moves the
         stream to `target`, its final state."""
         failed = self._failed or target == life.FAILED_STATE
-        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
-            for block in self._blocks.values():
-                if life.BLOCK_UNFINISHED.get(block) is not None:
-                    return False
-        for expected, (minimum, _) in life.EXPECTED.items():
-            if self._counts.get(expected, 0) + (expected == kind) < minimum:
+        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED) and (
+            not _UNFINISHED_BLOCKS.isdisjoint(self._blocks.values())
+        ):
+            return False
+        counts = self._counts
+        for expected, minimum in _MINIMUMS:
+            if counts.get(expected, 0) + (expected == kind) < minimum:
                 return False
         return True
 
@@ -1022,7 +1046,7 @@ class Decoder:
                 kind in _STEADY_KINDS
                 and established == block_kind
                 and index not in self._completed
-                and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
+                and self._state in _KEEPS_OPEN
             ):
                 self._steady[index] = self._steady_entry(kind)
         else:
@@ -1277,10 +1301,11 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
 
     def checked(decoder: Decoder, obj: Mapping[str, Any]) -> bool:
         if rising:
+            lasts = decoder._last_value
             for field, key in rising:
                 value = obj.get(field)
                 if type(value) is int:
-                    last = decoder._last_value.get(key)
+                    last = lasts.get(key)
                     if last is not None and value < last:
                         return False
         if texts:
@@ -1306,8 +1331,8 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
                 value = obj.get(field)
                 if type(value) is str and value not in decoder.tools:
                     return False
-        if echoed:
-            metadata = decoder.request_metadata or {}
+        if echoed and decoder.request_metadata:  # none to echo: nothing to check
+            metadata = decoder.request_metadata
             for field, _ in echoed:
                 wanted = metadata.get(field)
                 if wanted is not None and obj.get(field) != wanted:
@@ -1317,7 +1342,7 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
             for field, key in rising:
                 value = obj.get(field)
                 if type(value) is int:
-                    decoder._last_value[key] = value
+                    lasts[key] = value
         if unique:
             for field, key in unique:
                 value = obj.get(field)
@@ -1553,7 +1578,7 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
         elif (
             steady
             and index not in decoder._completed
-            and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
+            and target in _KEEPS_OPEN
         ):
             decoder._steady[index] = decoder._steady_entry(kind)
         return True
