@@ -712,7 +712,10 @@ def near_conforming_bodies(draw: st.DrawFn) -> bytes:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=near_conforming_bodies(), data=st.data(), options=st.sampled_from(
     [{}, {"typed": False}, {"typed": False, "validate": False}, {"strict": True},
-     {"tools": ["get_weather"]}, {"typed": False, "tools": []}]))
+     {"tools": ["get_weather"]}, {"typed": False, "tools": []},
+     {"request_metadata": {"request_id": "x"}},
+     {"typed": False, "validate": False, "request_metadata": {"request_id": "x"}},
+     {"typed": False, "request_metadata": {}}]))
 def test_the_quick_path_decides_as_the_general_path_does(
     body: bytes, data: st.DataObject, options: dict[str, Any]
 ) -> None:

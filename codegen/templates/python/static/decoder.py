@@ -530,7 +530,7 @@ class Decoder:
                 parsed = event = from_json(payload, allow_inf_nan=False)
             except ValueError:
                 parsed = _UNPARSED
-            if type(event) is dict:
+            if type(event) is dict and kind in _STEADY_KINDS:  # else a KeyError costs more
                 try:  # subscripts cost less than get; a member missing is no steady event
                     index = event["index"]
                     seq = event["seq"]
@@ -632,7 +632,8 @@ class Decoder:
                     (  # `_sound`'s commonest case first, inline, as in `_events`
                         kind in _BARE
                         and len(payload) <= _SHALLOW
-                        and payload.count(b":") == len(event)
+                        and payload.count(b":") == len(event) + (
+                            len(delta) if type(delta := event.get("delta")) is dict else 0)
                     ) or self._sound(payload, event, kind)
                 )
                 and quick(self, event, False)
@@ -747,7 +748,9 @@ class Decoder:
                                     sse_type in _BARE
                                     and len(data) <= _SHALLOW
                                     and (data.count(b":") if isinstance(data, bytes)
-                                         else data.count(":")) == len(obj)
+                                         else data.count(":")) == len(obj) + (
+                                        len(delta) if type(delta := obj.get("delta")) is dict
+                                        else 0)
                                 ) or self._sound(data, obj, sse_type)
                             ):
                                 self._expected_seq = expected
