@@ -1388,6 +1388,24 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
     return checked if plan.checks else None
 
 
+def _moved(
+    decoder: Decoder, kind: str, seq: int, state: str, target: str, counted: bool
+) -> None:
+    """The changes `_sequence` and `_lifecycle` make for an event that a quick path took, the
+    same at every place."""
+    decoder._placed = True
+    decoder._end_rejected = False
+    decoder._expected_seq = seq + 1
+    decoder._first = False
+    if target != state:
+        decoder._state = target
+        decoder._steady.clear()
+        if target == life.FAILED_STATE:
+            decoder._failed = True
+    if counted:
+        decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+
+
 def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
     """The quick path of one event type: what `_event` checks and changes for it, all checks
     before any change, with the type's plan bound once. Each place has a quick path of its
@@ -1412,7 +1430,7 @@ def _quick_outside(kind: str, plan: _Plan) -> _QuickPath:
     checked = _field_checks(plan)
     first, counted = plan.place == "first", plan.counted
     ends = life.STREAM_FINAL in moves.values()
-    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+    final = life.STREAM_FINAL
 
     def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
@@ -1427,17 +1445,7 @@ def _quick_outside(kind: str, plan: _Plan) -> _QuickPath:
         ) or (checked is not None and not checked(decoder, obj)):  # the last: it remembers
             return False
         # Every check held: the changes `_sequence`, `_lifecycle` and `_field_check` make.
-        decoder._placed = True
-        decoder._end_rejected = False
-        decoder._expected_seq = seq + 1
-        decoder._first = False
-        if target != state:
-            decoder._state = target
-            decoder._steady.clear()
-            if target == failed:
-                decoder._failed = True
-        if counted:
-            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        _moved(decoder, kind, seq, state, target, counted)
         return True
 
     return quick
@@ -1449,7 +1457,7 @@ def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
     checked = _field_checks(plan)
     first, counted = plan.place == "first", plan.counted
     ends = life.STREAM_FINAL in moves.values()
-    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+    final = life.STREAM_FINAL
     unopened = block_moves.get(life.BLOCK_INITIAL)
     """What a block this type comes to first becomes; None: it may not come first."""
 
@@ -1488,17 +1496,7 @@ def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
             return False
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
-        decoder._placed = True
-        decoder._end_rejected = False
-        decoder._expected_seq = seq + 1
-        decoder._first = False
-        if target != state:
-            decoder._state = target
-            decoder._steady.clear()
-            if target == failed:
-                decoder._failed = True
-        if counted:
-            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        _moved(decoder, kind, seq, state, target, counted)
         blocks[index] = block_target
         if block is not None and block_target != block:
             decoder._steady.pop(index, None)
@@ -1520,7 +1518,7 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
     closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
     steady = kind in _STEADY_KINDS
     ends = life.STREAM_FINAL in moves.values()
-    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+    final = life.STREAM_FINAL
     unopened = block_moves.get(life.BLOCK_INITIAL) if limit is None or limit > 0 else None
     """What a block this type opens becomes; None: it may not open one."""
 
@@ -1574,17 +1572,7 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
             return False
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
-        decoder._placed = True
-        decoder._end_rejected = False
-        decoder._expected_seq = seq + 1
-        decoder._first = False
-        if target != state:
-            decoder._state = target
-            decoder._steady.clear()
-            if target == failed:
-                decoder._failed = True
-        if counted:
-            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        _moved(decoder, kind, seq, state, target, counted)
         if block_target != block:  # a block opened, or one that moves
             blocks[index] = block_target
             if block is not None:
