@@ -712,7 +712,10 @@ def near_conforming_bodies(draw: st.DrawFn) -> bytes:
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(body=near_conforming_bodies(), data=st.data(), options=st.sampled_from(
     [{}, {"typed": False}, {"typed": False, "validate": False}, {"strict": True},
-     {"tools": ["get_weather"]}, {"typed": False, "tools": []}]))
+     {"tools": ["get_weather"]}, {"typed": False, "tools": []},
+     {"request_metadata": {"request_id": "x"}},
+     {"typed": False, "validate": False, "request_metadata": {"request_id": "x"}},
+     {"typed": False, "request_metadata": {}}]))
 def test_the_quick_path_decides_as_the_general_path_does(
     body: bytes, data: st.DataObject, options: dict[str, Any]
 ) -> None:
@@ -1125,7 +1128,7 @@ def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
         "_completed", "_joining", "_built", "_steady", "_failed", "_closed", "_placed",
         "_end_rejected",
     }
-    assert set(vars(Decoder())) == weighed
+    assert set(Decoder.__slots__) == weighed
 
 
 def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() -> None:

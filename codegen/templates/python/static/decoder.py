@@ -320,6 +320,16 @@ _LAST_PLACES = frozenset(
 )
 """The places of the events that end a stream."""
 
+_UNFINISHED_BLOCKS = frozenset(life.BLOCK_UNFINISHED)
+"""The block states a stream may not end in."""
+_MINIMUMS = tuple((kind, minimum) for kind, (minimum, _) in life.EXPECTED.items())
+"""How many events of each type of `life.EXPECTED` a stream carries at least."""
+_KEEPS_OPEN = frozenset(
+    state for (state, place), target in life.STREAM_TRANSITIONS.items()
+    if place == "block" and target == state
+)
+"""The stream states that a block event leaves as they are: those where a block may go on."""
+
 _FREE_TEXT = {
     kind: tuple(sorted(
         {field for check, field, _ in life.FIELD_CHECKS.get(kind, ()) if check == "json-text"}
@@ -378,6 +388,45 @@ class Decoder:
     schema of its type. `max_blocks` bounds the distinct content block indexes a stream may
     open (LS-LIMIT-5), as `max_line_bytes` and `max_event_bytes` bound the SSE layer.
     """
+
+    # Slots: a decoder holds more attributes than CPython keeps in an instance's compact
+    # dictionary (30), past which each one costs more to set and to read.
+    __slots__ = (
+        "_block_counts",
+        "_block_kinds",
+        "_blocks",
+        "_built",
+        "_closed",
+        "_closes_with",
+        "_completed",
+        "_counts",
+        "_end_rejected",
+        "_errors",
+        "_expected_seq",
+        "_failed",
+        "_first",
+        "_hot",
+        "_is_valid",
+        "_joining",
+        "_last_line",
+        "_last_value",
+        "_max_blocks",
+        "_pending",
+        "_placed",
+        "_quicks",
+        "_seen",
+        "_sse",
+        "_state",
+        "_steady",
+        "_typed",
+        "_validates",
+        "diagnostics",
+        "lifecycle",
+        "request_metadata",
+        "strict",
+        "tools",
+        "typed",
+    )
 
     def __init__(
         self,
@@ -510,7 +559,7 @@ class Decoder:
                 parsed = event = from_json(payload, allow_inf_nan=False)
             except ValueError:
                 parsed = _UNPARSED
-            if type(event) is dict:
+            if type(event) is dict and kind in _STEADY_KINDS:  # else a KeyError costs more
                 try:  # subscripts cost less than get; a member missing is no steady event
                     index = event["index"]
                     seq = event["seq"]
@@ -548,9 +597,12 @@ class Decoder:
         if self._closed:
             return []
         self._closed = True
-        self._sse.close()  # an event still open is discarded, so none comes out
-        self._drain_sse()
-        self._flush_pending()
+        sse = self._sse
+        sse.close()  # an event still open is discarded, so none comes out
+        if sse.diagnostics:
+            self._drain_sse()
+        if self._pending is not None:
+            self._flush_pending()
         rule = life.STREAM_UNFINISHED.get(self._state) if self.lifecycle else None
         if rule is not None:
             if not self._placed:
@@ -609,7 +661,8 @@ class Decoder:
                     (  # `_sound`'s commonest case first, inline, as in `_events`
                         kind in _BARE
                         and len(payload) <= _SHALLOW
-                        and payload.count(b":") == len(event)
+                        and payload.count(b":") == len(event) + (
+                            len(delta) if type(delta := event.get("delta")) is dict else 0)
                     ) or self._sound(payload, event, kind)
                 )
                 and quick(self, event, False)
@@ -729,7 +782,9 @@ class Decoder:
                                     sse_type in _BARE
                                     and len(data) <= _SHALLOW
                                     and (data.count(b":") if isinstance(data, bytes)
-                                         else data.count(":")) == len(obj)
+                                         else data.count(":")) == len(obj) + (
+                                        len(delta) if type(delta := obj.get("delta")) is dict
+                                        else 0)
                                 ) or self._sound(data, obj, sse_type)
                             ):
                                 self._expected_seq = expected
@@ -801,12 +856,13 @@ class Decoder:
         """Whether `_at_end` would find nothing, at an event of this type that moves the
         stream to `target`, its final state."""
         failed = self._failed or target == life.FAILED_STATE
-        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
-            for block in self._blocks.values():
-                if life.BLOCK_UNFINISHED.get(block) is not None:
-                    return False
-        for expected, (minimum, _) in life.EXPECTED.items():
-            if self._counts.get(expected, 0) + (expected == kind) < minimum:
+        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED) and (
+            not _UNFINISHED_BLOCKS.isdisjoint(self._blocks.values())
+        ):
+            return False
+        counts = self._counts
+        for expected, minimum in _MINIMUMS:
+            if counts.get(expected, 0) + (expected == kind) < minimum:
                 return False
         return True
 
@@ -1027,7 +1083,7 @@ class Decoder:
                 kind in _STEADY_KINDS
                 and established == block_kind
                 and index not in self._completed
-                and life.STREAM_TRANSITIONS.get((self._state, "block")) == self._state
+                and self._state in _KEEPS_OPEN
             ):
                 self._steady[index] = self._steady_entry(kind)
         else:
@@ -1282,10 +1338,11 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
 
     def checked(decoder: Decoder, obj: Mapping[str, Any]) -> bool:
         if rising:
+            lasts = decoder._last_value
             for field, key in rising:
                 value = obj.get(field)
                 if type(value) is int:
-                    last = decoder._last_value.get(key)
+                    last = lasts.get(key)
                     if last is not None and value < last:
                         return False
         if texts:
@@ -1311,8 +1368,8 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
                 value = obj.get(field)
                 if type(value) is str and value not in decoder.tools:
                     return False
-        if echoed:
-            metadata = decoder.request_metadata or {}
+        if echoed and decoder.request_metadata:  # none to echo: nothing to check
+            metadata = decoder.request_metadata
             for field, _ in echoed:
                 wanted = metadata.get(field)
                 if wanted is not None and obj.get(field) != wanted:
@@ -1322,7 +1379,7 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
             for field, key in rising:
                 value = obj.get(field)
                 if type(value) is int:
-                    decoder._last_value[key] = value
+                    lasts[key] = value
         if unique:
             for field, key in unique:
                 value = obj.get(field)
@@ -1334,6 +1391,24 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
         return True
 
     return checked if plan.checks else None
+
+
+def _moved(
+    decoder: Decoder, kind: str, seq: int, state: str, target: str, counted: bool
+) -> None:
+    """The changes `_sequence` and `_lifecycle` make for an event that a quick path took, the
+    same at every place."""
+    decoder._placed = True
+    decoder._end_rejected = False
+    decoder._expected_seq = seq + 1
+    decoder._first = False
+    if target != state:
+        decoder._state = target
+        decoder._steady.clear()
+        if target == life.FAILED_STATE:
+            decoder._failed = True
+    if counted:
+        decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
 
 
 def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
@@ -1360,7 +1435,7 @@ def _quick_outside(kind: str, plan: _Plan) -> _QuickPath:
     checked = _field_checks(plan)
     first, counted = plan.place == "first", plan.counted
     ends = life.STREAM_FINAL in moves.values()
-    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+    final = life.STREAM_FINAL
 
     def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
@@ -1375,17 +1450,7 @@ def _quick_outside(kind: str, plan: _Plan) -> _QuickPath:
         ) or (checked is not None and not checked(decoder, obj)):  # the last: it remembers
             return False
         # Every check held: the changes `_sequence`, `_lifecycle` and `_field_check` make.
-        decoder._placed = True
-        decoder._end_rejected = False
-        decoder._expected_seq = seq + 1
-        decoder._first = False
-        if target != state:
-            decoder._state = target
-            decoder._steady.clear()
-            if target == failed:
-                decoder._failed = True
-        if counted:
-            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        _moved(decoder, kind, seq, state, target, counted)
         return True
 
     return quick
@@ -1397,7 +1462,7 @@ def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
     checked = _field_checks(plan)
     first, counted = plan.place == "first", plan.counted
     ends = life.STREAM_FINAL in moves.values()
-    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+    final = life.STREAM_FINAL
     unopened = block_moves.get(life.BLOCK_INITIAL)
     """What a block this type comes to first becomes; None: it may not come first."""
 
@@ -1436,17 +1501,7 @@ def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
             return False
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
-        decoder._placed = True
-        decoder._end_rejected = False
-        decoder._expected_seq = seq + 1
-        decoder._first = False
-        if target != state:
-            decoder._state = target
-            decoder._steady.clear()
-            if target == failed:
-                decoder._failed = True
-        if counted:
-            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        _moved(decoder, kind, seq, state, target, counted)
         blocks[index] = block_target
         if block is not None and block_target != block:
             decoder._steady.pop(index, None)
@@ -1468,7 +1523,7 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
     closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
     steady = kind in _STEADY_KINDS
     ends = life.STREAM_FINAL in moves.values()
-    final, failed = life.STREAM_FINAL, life.FAILED_STATE
+    final = life.STREAM_FINAL
     unopened = block_moves.get(life.BLOCK_INITIAL) if limit is None or limit > 0 else None
     """What a block this type opens becomes; None: it may not open one."""
 
@@ -1522,17 +1577,7 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
             return False
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
-        decoder._placed = True
-        decoder._end_rejected = False
-        decoder._expected_seq = seq + 1
-        decoder._first = False
-        if target != state:
-            decoder._state = target
-            decoder._steady.clear()
-            if target == failed:
-                decoder._failed = True
-        if counted:
-            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+        _moved(decoder, kind, seq, state, target, counted)
         if block_target != block:  # a block opened, or one that moves
             blocks[index] = block_target
             if block is not None:
@@ -1558,7 +1603,7 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
         elif (
             steady
             and index not in decoder._completed
-            and life.STREAM_TRANSITIONS.get((decoder._state, "block")) == decoder._state
+            and target in _KEEPS_OPEN
         ):
             decoder._steady[index] = decoder._steady_entry(kind)
         return True
