@@ -111,12 +111,14 @@ def _one_type(text: Any) -> tuple[str, list[Any]] | None:
     words: Any = _BYTE_WORDS if raw else _TEXT_WORDS  # Any: str or bytes
     event, _, eol, data_line = words
     first = text.find(eol)
+    last = text.rfind(eol + eol) + 2  # where the last event starts, if not the first
+    if last >= 2 and not text.startswith(text[: first + 1], last):
+        return None  # the last event's first line is another: most runs of several types
     if text[:7] != event or first < 0:
         return None
     head = text[:first] + data_line
-    last = text.rfind(eol + eol) + 2  # where the last event starts, if not the first
-    if not (text.startswith(head) and (last < 2 or text.startswith(head, last))):
-        return None  # the first or the last event is of another type or shape
+    if not text.startswith(head):
+        return None
     values = text[len(head) :].split(eol + eol + head)
     if text.count(eol) != 3 * len(values) - 2:
         return None
