@@ -104,8 +104,9 @@ def _one_type(text: Any) -> tuple[str, list[Any]] | None:
 
     ``text`` is the events but for the last blank line, in LF line ends with no CR, as str or
     UTF-8 bytes. Cut at the blank line and the head of the first event, it gives one value per
-    event, and those hold no line end if the text holds just the three of each event but the
-    last's blank line: fewer calls, and fewer objects, than taking it apart as columns.
+    event, and the events are of that shape if no value holds a line end (looked for once in
+    the values joined, a copy and a memchr, where counting the text's line ends reads it byte
+    by byte): fewer calls, and fewer objects, than taking it apart as columns.
     """
     raw = type(text) is bytes
     words: Any = _BYTE_WORDS if raw else _TEXT_WORDS  # Any: str or bytes
@@ -120,7 +121,7 @@ def _one_type(text: Any) -> tuple[str, list[Any]] | None:
     if not text.startswith(head):
         return None
     values = text[len(head) :].split(eol + eol + head)
-    if text.count(eol) != 3 * len(values) - 2:
+    if eol in text[:0].join(values):  # text[:0]: the empty str or bytes
         return None
     kind = head[7:first]
     return (kind.decode() if raw else kind) or "message", values
