@@ -345,6 +345,17 @@ colons alone, which the loop over events counts first: the others are spared cou
 twice."""
 
 
+
+def _bare_and_settled(text: Any, obj: Mapping[str, Any], kind: str) -> bool:
+    """`Decoder._sound`'s commonest case, for an event object of a `_BARE` type off the hot
+    path: a text too short to nest past the limit, with as many colons as its object and its
+    delta hold members, lost none to a name written twice."""
+    if kind not in _BARE or len(text) > _SHALLOW:
+        return False
+    colons: int = text.count(b":" if isinstance(text, bytes) else ":")
+    delta = obj.get("delta")
+    return colons == len(obj) + (len(delta) if type(delta) is dict else 0)
+
 def _accounted(
     text: Any, words: _Words, colons: int, members: int, fields: Mapping[str, Any], kind: str
 ) -> bool:
@@ -657,14 +668,8 @@ class Decoder:
             if (
                 type(event) is dict
                 and (quick := self._quicks.get(kind)) is not None
-                and (
-                    (  # `_sound`'s commonest case first, inline, as in `_events`
-                        kind in _BARE
-                        and len(payload) <= _SHALLOW
-                        and payload.count(b":") == len(event) + (
-                            len(delta) if type(delta := event.get("delta")) is dict else 0)
-                    ) or self._sound(payload, event, kind)
-                )
+                and (_bare_and_settled(payload, event, kind)
+                     or self._sound(payload, event, kind))
                 and quick(self, event, False)
             ):
                 self._last_line = line or sse.took_whole_event()
@@ -778,14 +783,8 @@ class Decoder:
                                     append(obj)
                                     continue
                             elif (quick := quicks.get(sse_type)) is not None and (
-                                (  # `_sound`'s commonest case first, inline
-                                    sse_type in _BARE
-                                    and len(data) <= _SHALLOW
-                                    and (data.count(b":") if isinstance(data, bytes)
-                                         else data.count(":")) == len(obj) + (
-                                        len(delta) if type(delta := obj.get("delta")) is dict
-                                        else 0)
-                                ) or self._sound(data, obj, sse_type)
+                                _bare_and_settled(data, obj, sse_type)
+                                or self._sound(data, obj, sse_type)
                             ):
                                 self._expected_seq = expected
                                 if quick(self, obj, False):
