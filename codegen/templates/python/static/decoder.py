@@ -47,6 +47,7 @@ from .validators import (
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
+    from typing_extensions import Buffer
 
     from .models import EventEnvelope
 
@@ -497,7 +498,7 @@ class Decoder:
 
     # -- input ------------------------------------------------------------------------------
 
-    def feed(self, data: bytes) -> list[Event]:
+    def feed(self, data: Buffer) -> list[Event]:
         """Decode the bytes that arrived (any bytes-like object); returns the events they
         completed, in order.
 
@@ -510,15 +511,14 @@ class Decoder:
         changes nothing but the next seq (the hot path, inline here); any other goes on to
         `_whole`. In typed mode the event is parsed and validated in one step (`_Typed.whole`).
         """
-        if type(data) is not bytes:
-            data = bytes(data)
+        chunk: bytes = data if type(data) is bytes else bytes(data)
         sse = self._sse
         hot = self._hot
         payload = None
         line = 0  # that of the event once taken from the SSE layer
         if hot is not None and self._pending is None and not sse.diagnostics:
             head, kind = hot
-            taken = sse.event_of(data, head)  # None once closed
+            taken = sse.event_of(chunk, head)  # None once closed
             if isinstance(taken, bytes):  # one whole event, not yet taken
                 payload = taken
             elif taken:
@@ -529,16 +529,16 @@ class Decoder:
             if self._closed:
                 raise RuntimeError("feed() after close()")
             if (
-                data[-1:] == b"\n"  # an event ends here, as in every chunk of one whole event
+                chunk[-1:] == b"\n"  # an event ends here, as in every chunk of one whole event
                 and self.lifecycle
                 and self._pending is None
                 and not sse.diagnostics
-                and (whole := sse.whole_event(data)) is not None
+                and (whole := sse.whole_event(chunk)) is not None
                 and (kind := _KIND_OF_LINE.get(whole[0], ""))
             ):
                 payload = whole[1]
             else:
-                fields = sse.feed_fields(data)
+                fields = sse.feed_fields(chunk)
                 return self._events(fields) if fields else []
         expected = self._expected_seq
         event: Any = None
@@ -600,7 +600,7 @@ class Decoder:
         events = self._whole(kind, payload, line, parsed, event)
         if events is not None:
             return events
-        fields = sse.feed_fields(data)
+        fields = sse.feed_fields(chunk)
         return self._events(fields) if fields else []
 
     def close(self) -> list[Event]:
@@ -1617,11 +1617,13 @@ _QUICK: dict[str, _QuickPath] = {kind: _quick_path(kind, plan) for kind, plan in
 def _tool_names(tools: Iterable[str | Mapping[str, Any]]) -> frozenset[str]:
     """The declared tool names: from names, or from the request's `tools` array (objects, or
     models, with a `name`)."""
-    if isinstance(tools, (str, bytes)):
+    # Each checked here as it is: compiled, a value typed as the parameter's would be cast first.
+    given: Iterable[object] = tools
+    if isinstance(given, (str, bytes)):
         raise TypeError("tools must be the declared tool names or the request's tools array, "
-                        f"not one string: {tools!r}")
+                        f"not one string: {given!r}")
     names = set()
-    for tool in tools:
+    for tool in given:
         name = tool.get("name") if isinstance(tool, Mapping) else getattr(tool, "name", tool)
         if type(name) is not str:
             raise TypeError(f"a declared tool is a name or an object with a string name, "

@@ -21,12 +21,15 @@ the diagnostics are the same.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
-from typing import Any
+from typing import TYPE_CHECKING, Any, Final
 
 from .diagnostics import Diagnostic, Severity
+
+if TYPE_CHECKING:
+    from typing_extensions import Buffer
 
 __all__ = ["Fields", "RawFields", "SSEDecoder", "SSEEvent"]
 
@@ -57,7 +60,7 @@ RawFields = tuple[str, str | bytes, str, int | None, int]
 
 
 class _Unfrozen:
-    """SSEEvent's slots without its guard against assignment; see ``_event``."""
+    """SSEEvent's slots without its guard against assignment; see ``_unfrozen_event``."""
 
     __slots__ = SSEEvent.__slots__
 
@@ -65,7 +68,7 @@ class _Unfrozen:
 _new = object.__new__
 
 
-def _event(type: str, data: str, id: str, retry: int | None, line: int) -> SSEEvent:
+def _unfrozen_event(type: str, data: str, id: str, retry: int | None, line: int) -> SSEEvent:
     """Build an SSEEvent at the cost of a plain object.
 
     A frozen dataclass sets each field through ``object.__setattr__``, which costs more than all
@@ -80,6 +83,20 @@ def _event(type: str, data: str, id: str, retry: int | None, line: int) -> SSEEv
     event.line = line
     event.__class__ = SSEEvent
     return event  # type: ignore[no-any-return]
+
+
+def _event_builder() -> Callable[[str, str, str, int | None, int], SSEEvent]:
+    """``_unfrozen_event``, where classes are plain Python ones; compiled (mypyc), SSEEvent's
+    layout is its own and no other class's objects may take it, so its constructor."""
+    try:
+        _unfrozen_event("", "", "", None, 1)
+    except TypeError:
+        return SSEEvent
+    return _unfrozen_event
+
+
+_event: Final = _event_builder()
+"""Build an SSEEvent from its fields."""
 
 
 def _text(value: str | bytes) -> str:
@@ -217,7 +234,7 @@ class SSEDecoder:
         # How much feed_fields holds back, at most, while no event ends (_deferred).
         self._hold_max = min(_SLICE, self._fast_max)
 
-    def feed(self, data: bytes) -> list[SSEEvent]:
+    def feed(self, data: Buffer) -> list[SSEEvent]:
         """Take the next chunk of the body (any bytes-like object); return the events it
         completes."""
         if self._bytes_data:
@@ -226,25 +243,24 @@ class SSEDecoder:
                     for kind, value, event_id, retry, line in raw]
         return [_event(*fields) for fields in self.feed_fields(data)]
 
-    def feed_fields(self, data: bytes) -> list[Fields]:
+    def feed_fields(self, data: Buffer) -> list[Fields]:
         """As ``feed``, each event as the tuple of its fields: for a layer above that takes the
         events apart at once, which is cheaper than building objects it does not keep."""
-        if type(data) is not bytes:
-            data = bytes(data)
+        chunk: bytes = data if type(data) is bytes else bytes(data)
         if self._irregular:
-            return self._feed_split(data)
+            return self._feed_split(chunk)
         # In a regular state: take apart the bytes up to the last blank line, and hold what
         # follows it, in which no event ends, until a chunk ends one. Each event is then taken
         # apart whole, however the body is cut; a chunk that ends none costs an append. (That an
         # int is in bytes is one memchr; that bytes are, ten times that.)
         tail = self._tail
-        if not tail and data[-1:] == b"\n" and len(data) <= self._fast_max:
-            return self._region(data, 13 in data)  # complete lines, as servers flush each event
-        if 13 not in data:  # LF line ends
-            last = data.rfind(b"\n\n")
+        if not tail and chunk[-1:] == b"\n" and len(chunk) <= self._fast_max:
+            return self._region(chunk, 13 in chunk)  # complete lines, as servers flush each event
+        if 13 not in chunk:  # LF line ends
+            last = chunk.rfind(b"\n\n")
             if last >= 0:
                 cut = last + 2
-            elif data[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n"):
+            elif chunk[:1] == b"\n" and (not tail or tail[-1][-1:] == b"\n"):
                 cut = 1  # a blank line, after the line end that came last
             else:
                 cut = 0
@@ -253,32 +269,32 @@ class SSEDecoder:
             # another: in any line ends, one of three pairs, in the chunk or across the last
             # byte taken apart or held (a line end when none is held). The usual blank line of
             # CRLF bodies is the one place to cut at.
-            last = data.rfind(b"\r\n\r\n")
+            last = chunk.rfind(b"\r\n\r\n")
             after = last + 3 if last >= 0 else 0
             if (
-                data.find(b"\n\r", after) >= 0
-                or data.find(b"\r\r", after) >= 0
-                or data.find(b"\n\n", after) >= 0
+                chunk.find(b"\n\r", after) >= 0
+                or chunk.find(b"\r\r", after) >= 0
+                or chunk.find(b"\n\n", after) >= 0
             ):
                 cut = -1
             elif last >= 0:
                 cut = last + 4
-            elif data[0] in _LINE_END and (not tail or tail[-1][-1] in _LINE_END):
+            elif chunk[0] in _LINE_END and (not tail or tail[-1][-1] in _LINE_END):
                 cut = -1
             else:
                 cut = 0
         if cut == 0:
-            if self._defer(data):
+            if self._defer(chunk):
                 return []
         elif cut > 0:
-            rest = len(data) - cut
+            rest = len(chunk) - cut
             if self._tail_len + cut <= self._fast_max and rest <= self._hold_max:
                 if rest:
-                    region = data[:cut]
-                    data = data[cut:]
-                    self._tail = [data]
+                    region = chunk[:cut]
+                    chunk = chunk[cut:]
+                    self._tail = [chunk]
                 else:
-                    region = data
+                    region = chunk
                     self._tail = []
                 if tail:
                     tail.append(region)
@@ -287,12 +303,12 @@ class SSEDecoder:
                 self._deferred = rest > 0
                 return self._region(region, 13 in region)
         if self._deferred:
-            tail.append(data)
-            data = b"".join(tail)
+            tail.append(chunk)
+            chunk = b"".join(tail)
             self._tail = []
             self._tail_len = 0
             self._deferred = False
-        return self._feed_split(data)
+        return self._feed_split(chunk)
 
     def _defer(self, data: bytes) -> bool:
         """Hold bytes in which no event ends, unless that would hold too much."""
