@@ -16,6 +16,7 @@ from functools import cache
 from typing import (
     TYPE_CHECKING,
     Any,
+    Final,
     Literal,
     NamedTuple,
     TypeAlias,
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
 
     from .models import EventEnvelope
 
-_STEADY_KINDS = frozenset(
+_STEADY_KINDS: Final = frozenset(
     kind for kind, place in life.PLACES.items()
     if place == "block" and kind in life.BLOCK_KINDS and kind not in life.PER_BLOCK
     and kind not in life.CLOSES_WITH and kind not in life.FIELD_CHECKS
@@ -60,7 +61,7 @@ _STEADY_KINDS = frozenset(
 )
 """Block event types whose repetition in an open block changes no state but seq."""
 
-_BUILT_BY = {fragments.event: kind for kind, fragments in life.FRAGMENTS.items()}
+_BUILT_BY: Final = {fragments.event: kind for kind, fragments in life.FRAGMENTS.items()}
 """The event types that fragments build, and the type of those fragments."""
 
 
@@ -112,7 +113,7 @@ def _plan(kind: str, place: str) -> _Plan:
     )
 
 
-_PLANS = {kind: _plan(kind, place) for kind, place in life.PLACES.items()}
+_PLANS: Final = {kind: _plan(kind, place) for kind, place in life.PLACES.items()}
 """What the quick path weighs of each registered event type."""
 
 
@@ -134,9 +135,9 @@ def _event_line(kind: str) -> bytes:
     return b"event: " + kind.encode()
 
 
-_KIND_OF_LINE = {_event_line(kind): kind for kind in life.PLACES}
+_KIND_OF_LINE: Final = {_event_line(kind): kind for kind in life.PLACES}
 """The type of an event whose ``event:`` line is this, for each registered type."""
-_HOT = {kind: (_event_line(kind) + b"\ndata: ", kind) for kind in _STEADY_KINDS}
+_HOT: Final = {kind: (_event_line(kind) + b"\ndata: ", kind) for kind in _STEADY_KINDS}
 """What a chunk that is one whole event of each type a block repeats begins with, and the type:
 see `Decoder.feed`."""
 
@@ -145,11 +146,11 @@ class _Typed(NamedTuple):
     """What typed decoding needs of the pydantic models, built when the first typed decoder is
     made, so that a program that decodes only dicts never imports pydantic or builds a model."""
 
-    models: Mapping[str, type[EventEnvelope]]
+    models: dict[str, type[EventEnvelope]]
     """The model of each registered event type."""
     unknown: type[EventEnvelope]
     """The model of an event of an unregistered type."""
-    whole: Mapping[str, Callable[..., Any]]
+    whole: dict[str, Callable[..., Any]]
     """Every registered type's model parses and validates an event in one step, in pydantic's
     strict mode, for the hot path and the quick path (`_QUICK`): of JSON text with no
     NaN or Infinity in it, and no null unless its model has every field required
@@ -159,13 +160,13 @@ class _Typed(NamedTuple):
     nullable: frozenset[str]
     """The types whose models take an explicit null, which the schema refuses, for an
     optional field."""
-    trusted: Mapping[str, Callable[..., Any]]
+    trusted: dict[str, Callable[..., Any]]
     """The general path builds an event of these types from its parsed object in pydantic's
     strict mode, which then stands in for the validator: their models accept only what their
     schemas accept, once an object with a null member is left to the validator (the
     differential tests hold them to that). An object a model refuses is checked by the
     validator, which reports why, or, valid after all, built in pydantic's lax mode."""
-    members: Mapping[str, int]
+    members: dict[str, int]
     """How many members the required fields of a type make (`_members`), nested ones included,
     for the types whose required fields take no float (`_takes_no_float`): a text of one with
     no more colons than that, and those within its strings (`Decoder._sound`), holds just
@@ -269,9 +270,9 @@ _Steady = tuple[str, Callable[[object], bool] | None]
 """What `Decoder._steady` knows of an open block whose events may take the hot path: their
 type, and the check of their schema when the decoder validates."""
 
-_NOT_STEADY: _Steady = ("", None)
+_NOT_STEADY: Final[_Steady] = ("", None)
 
-_UNPARSED: Any = object()
+_UNPARSED: Final[Any] = object()
 """The data of an event that no path has parsed yet (JSON's null parses to None)."""
 
 
@@ -292,8 +293,9 @@ class _Words(NamedTuple):
     null: str | bytes
 
 
-_WORDS = _Words(":", "\\", "u003", "N", "NaN", "I", "Infinity", "null")
-_WORDS_BYTES = _Words(b":", ord("\\"), b"u003", ord("N"), b"NaN", ord("I"), b"Infinity", b"null")
+_WORDS: Final = _Words(":", "\\", "u003", "N", "NaN", "I", "Infinity", "null")
+_WORDS_BYTES: Final = _Words(
+    b":", ord("\\"), b"u003", ord("N"), b"NaN", ord("I"), b"Infinity", b"null")
 
 
 def _holds(text: Any, initial: Any, word: Any) -> bool:
@@ -301,37 +303,38 @@ def _holds(text: Any, initial: Any, word: Any) -> bool:
     return initial in text and text.find(word) >= 0
 
 
-_VERSION = life.ENVELOPE_VERSION
-_SEQ_MAX = life.SEQ_MAX
-_SHALLOW = 2 * MAX_DEPTH
+_VERSION: Final = life.ENVELOPE_VERSION
+_FAILED: Final = life.FAILED_STATE
+_SEQ_MAX: Final = life.SEQ_MAX
+_SHALLOW: Final = 2 * MAX_DEPTH
 """No text this short nests deeper than the limit (LS-LIMIT-3)."""
 
-_CALLS = frozenset(
+_CALLS: Final = frozenset(
     kind for kind, checks in life.FIELD_CHECKS.items()
     if any(check == "declared-tool" for check, _, _ in checks)
 )
 """The event types a client may act on, returned only when every check of them passed
 (decision D-TOOL-CALL-CHECKS)."""
-_ORDERED_CHECKS = frozenset({"non-decreasing"})
+_ORDERED_CHECKS: Final = frozenset({"non-decreasing"})
 """Field checks that compare an event with the one before, run only with the lifecycle."""
-_START_RULE = life.STREAM_VIOLATIONS[(life.STREAM_INITIAL, life.UNREGISTERED_PLACE)]
+_START_RULE: Final = life.STREAM_VIOLATIONS[(life.STREAM_INITIAL, life.UNREGISTERED_PLACE)]
 """The rule a stream breaks that does not begin with stream.start."""
-_LAST_PLACES = frozenset(
+_LAST_PLACES: Final = frozenset(
     place for (_, place), target in life.STREAM_TRANSITIONS.items() if target == life.STREAM_FINAL
 )
 """The places of the events that end a stream."""
 
-_UNFINISHED_BLOCKS = frozenset(life.BLOCK_UNFINISHED)
+_UNFINISHED_BLOCKS: Final = frozenset(life.BLOCK_UNFINISHED)
 """The block states a stream may not end in."""
-_MINIMUMS = tuple((kind, minimum) for kind, (minimum, _) in life.EXPECTED.items())
+_MINIMUMS: Final = tuple((kind, minimum) for kind, (minimum, _) in life.EXPECTED.items())
 """How many events of each type of `life.EXPECTED` a stream carries at least."""
-_KEEPS_OPEN = frozenset(
+_KEEPS_OPEN: Final = frozenset(
     state for (state, place), target in life.STREAM_TRANSITIONS.items()
     if place == "block" and target == state
 )
 """The stream states that a block event leaves as they are: those where a block may go on."""
 
-_FREE_TEXT = {
+_FREE_TEXT: Final = {
     kind: tuple(sorted(
         {field for check, field, _ in life.FIELD_CHECKS.get(kind, ()) if check == "json-text"}
         | ({fragments.field} if (fragments := life.FRAGMENTS.get(kind)) else set())
@@ -340,14 +343,14 @@ _FREE_TEXT = {
 }
 """The members of each event type whose strings are text that runs free, colons and all: a
 tool call's arguments and their fragments."""
-_BARE = frozenset(kind for kind, free in _FREE_TEXT.items() if not free)
+_BARE: Final = frozenset(kind for kind, free in _FREE_TEXT.items() if not free)
 """The event types with no such member, whose text `Decoder._sound` most often settles by its
 colons alone, which the loop over events counts first: the others are spared counting them
 twice."""
 
 
 
-def _bare_and_settled(text: Any, obj: Mapping[str, Any], kind: str) -> bool:
+def _bare_and_settled(text: Any, obj: dict[str, Any], kind: str) -> bool:
     """`Decoder._sound`'s commonest case, for an event object of a `_BARE` type off the hot
     path: a text too short to nest past the limit, with as many colons as its object and its
     delta hold members, lost none to a name written twice."""
@@ -358,7 +361,7 @@ def _bare_and_settled(text: Any, obj: Mapping[str, Any], kind: str) -> bool:
     return colons == len(obj) + (len(delta) if type(delta) is dict else 0)
 
 def _accounted(
-    text: Any, words: _Words, colons: int, members: int, fields: Mapping[str, Any], kind: str
+    text: Any, words: _Words, colons: int, members: int, fields: dict[str, Any], kind: str
 ) -> bool:
     """Whether the colons of an event's text are just those of `members` members and those
     within the strings where its text runs free (`Decoder._sound` says why that settles it):
@@ -467,7 +470,7 @@ class Decoder:
         self.request_metadata = request_metadata
         self.lifecycle = lifecycle
         # the quick path of each event type (`_QUICK`): it weighs the lifecycle
-        self._quicks: Mapping[str, _QuickPath] = _QUICK if lifecycle else {}
+        self._quicks: dict[str, _QuickPath] = _QUICK if lifecycle else {}
         self.diagnostics: list[Diagnostic] = []
         self._sse = SSEDecoder(
             max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes, bytes_data=True)
@@ -1234,7 +1237,7 @@ class Decoder:
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
 
 
-_JOIN_KEPT = 1 << 12
+_JOIN_KEPT: Final = 1 << 12
 """How many characters of a block's fragments are kept as text before they are hashed."""
 
 
@@ -1264,7 +1267,7 @@ class _Joining:
             else:
                 self._text = text
 
-    def built(self, obj: Mapping[str, Any]) -> bool:
+    def built(self, obj: dict[str, Any]) -> bool:
         """Whether the event `obj` is what these fragments build, as `Decoder._build` judges
         it."""
         if not self.adds_up_to(obj.get(self.of.field)):
@@ -1283,25 +1286,25 @@ class _Joining:
         return bool(self._hash.digest() == hashlib.sha256(whole.encode()).digest())
 
 
-_QuickPath = Callable[[Decoder, Mapping[str, Any], bool], bool]
+_QuickPath = Callable[[Decoder, dict[str, Any], bool], bool]
 """The quick path of one event type: the decoder, the event's object (or its model's fields,
 when validated), whether typed mode validated it."""
 
 
-def _never(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+def _never(decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
     """The quick path of a type whose plan holds what the quick path does not know: the
     general path decides every such event."""
     return False
 
 
-_KNOWN_CHECKS = frozenset(
+_KNOWN_CHECKS: Final = frozenset(
     {"non-decreasing", "json-text", "unique", "declared-tool", "echoes-request-metadata"})
 """The field checks of `life.FIELD_CHECKS` that the quick path weighs."""
 
-_Envelope = Callable[[Decoder, Mapping[str, Any], Any], bool]
+_Envelope = Callable[[Decoder, dict[str, Any], Any], bool]
 """Whether an unvalidated event's envelope and integers are what `_event` takes as they are,
 and, when the decoder validates, its schema holds; given the decoder, the object, its seq."""
-_FieldChecks = Callable[[Decoder, Mapping[str, Any]], bool]
+_FieldChecks = Callable[[Decoder, dict[str, Any]], bool]
 """Whether an event passes its type's field checks, as `_field_check` judges them; when it
 does, what they remember of it is remembered, as `_field_check` remembers it."""
 
@@ -1310,7 +1313,7 @@ def _envelope(kind: str, plan: _Plan) -> _Envelope:
     """The envelope checks of one type's quick path for an event no model validated."""
     integers, schema = plan.integers, EVENT_CHECKS[kind]
 
-    def holds(decoder: Decoder, obj: Mapping[str, Any], seq: Any) -> bool:
+    def holds(decoder: Decoder, obj: dict[str, Any], seq: Any) -> bool:
         # the model's type, version and seq, an int from 0, are its schema's
         if type(seq) is not int or seq < 0 or obj.get("v") != _VERSION or (
             obj.get("type") != kind
@@ -1335,7 +1338,7 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
     rising, texts, unique = of("non-decreasing"), of("json-text"), of("unique")
     declared, echoed = of("declared-tool"), of("echoes-request-metadata")
 
-    def checked(decoder: Decoder, obj: Mapping[str, Any]) -> bool:
+    def checked(decoder: Decoder, obj: dict[str, Any]) -> bool:
         if rising:
             lasts = decoder._last_value
             for field, key in rising:
@@ -1404,7 +1407,7 @@ def _moved(
     if target != state:
         decoder._state = target
         decoder._steady.clear()
-        if target == life.FAILED_STATE:
+        if target == _FAILED:
             decoder._failed = True
     if counted:
         decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
@@ -1436,7 +1439,7 @@ def _quick_outside(kind: str, plan: _Plan) -> _QuickPath:
     ends = life.STREAM_FINAL in moves.values()
     final = life.STREAM_FINAL
 
-    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+    def quick(decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
         if seq != (0 if first and decoder._first else decoder._expected_seq) or (
             seq > _SEQ_MAX
@@ -1465,7 +1468,7 @@ def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
     unopened = block_moves.get(life.BLOCK_INITIAL)
     """What a block this type comes to first becomes; None: it may not come first."""
 
-    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+    def quick(decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
         if seq != (0 if first and decoder._first else decoder._expected_seq) or (
             seq > _SEQ_MAX
@@ -1526,7 +1529,7 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
     unopened = block_moves.get(life.BLOCK_INITIAL) if limit is None or limit > 0 else None
     """What a block this type opens becomes; None: it may not open one."""
 
-    def quick(decoder: Decoder, obj: Mapping[str, Any], validated: bool) -> bool:
+    def quick(decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
         if seq != (0 if first and decoder._first else decoder._expected_seq) or (
             seq > _SEQ_MAX
@@ -1610,7 +1613,8 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
     return quick
 
 
-_QUICK: dict[str, _QuickPath] = {kind: _quick_path(kind, plan) for kind, plan in _PLANS.items()}
+_QUICK: Final[dict[str, _QuickPath]] = {
+    kind: _quick_path(kind, plan) for kind, plan in _PLANS.items()}
 """The quick path of each registered event type, made once from its plan."""
 
 

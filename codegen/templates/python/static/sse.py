@@ -33,13 +33,13 @@ if TYPE_CHECKING:
 
 __all__ = ["Fields", "RawFields", "SSEDecoder", "SSEEvent"]
 
-_BOM = b"\xef\xbb\xbf"
-_LINE_END = b"\r\n"
-_LONE_CR = re.compile(b"\r(?!\n)")
+_BOM: Final = b"\xef\xbb\xbf"
+_LINE_END: Final = b"\r\n"
+_LONE_CR: Final = re.compile(b"\r(?!\n)")
 """A CR that is not that of a CRLF."""
 # A larger chunk is fed in slices of this size, so that the work on one slice (decoding, cutting)
 # never holds much more than a slice.
-_SLICE = 1 << 16
+_SLICE: Final = 1 << 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +111,8 @@ def _split(text: str, crlf: bool) -> list[str]:
     return text.split("\n")
 
 
-_TEXT_WORDS = ("event: ", "data: ", "\n", "\ndata: ")
-_BYTE_WORDS = (b"event: ", b"data: ", b"\n", b"\ndata: ")
+_TEXT_WORDS: Final = ("event: ", "data: ", "\n", "\ndata: ")
+_BYTE_WORDS: Final = (b"event: ", b"data: ", b"\n", b"\ndata: ")
 
 
 def _one_type(text: Any) -> tuple[str, list[Any]] | None:
