@@ -18,6 +18,7 @@ import pytest
 from general_path import general_only
 
 from llm_stream import Decoder, LLMStreamError, Severity, aggregate
+from llm_stream.sse import SSEDecoder
 from llm_stream_codegen.cli import main as bindings_main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -394,6 +395,23 @@ def test_block_indexes_past_the_limit_are_refused() -> None:
                                                      ("LS-LIFE-1", 19), ("LS-LIFE-1", 19)]
     with pytest.raises(ValueError, match="max_blocks"):
         Decoder(max_blocks=0)
+
+
+@pytest.mark.parametrize("options", [
+    {"max_blocks": 2.0}, {"max_blocks": "3"}, {"typed": 1}, {"strict": "yes"},
+    {"lifecycle": None}, {"typed": False, "validate": 0}, {"max_line_bytes": 1e6},
+    {"max_event_bytes": "8"},
+])
+def test_arguments_of_other_types_are_refused(options: dict[str, Any]) -> None:
+    """As the compiled decoder refuses them at the call, so that either decides alike."""
+    with pytest.raises(TypeError):
+        Decoder(**options)
+    if "max_line_bytes" in options or "max_event_bytes" in options:
+        with pytest.raises(TypeError):
+            SSEDecoder(**options)
+    with pytest.raises(TypeError):
+        SSEDecoder(bytes_data=1)  # type: ignore[arg-type]
+    assert Decoder(max_blocks=True)._max_blocks == 1  # an int, to isinstance and compiled code
 
 
 def _heap_after(body: list[bytes], **options: Any) -> int:

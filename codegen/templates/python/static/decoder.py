@@ -456,9 +456,16 @@ class Decoder:
         max_event_bytes: int = 8 << 20,
         max_blocks: int = 4096,
     ) -> None:
+        # Arguments of other types than their annotations' are refused, as the compiled
+        # decoder refuses them at the call (where an int takes a bool, as isinstance does).
+        if not (type(typed) is type(strict) is type(lifecycle) is type(validate) is bool):
+            raise TypeError("typed, strict, lifecycle and validate are True or False, got "
+                            f"{typed!r}, {strict!r}, {lifecycle!r} and {validate!r}")
+        if not isinstance(max_blocks, int):
+            raise TypeError(f"max_blocks must be a whole number, got {max_blocks!r}")
         if typed and not validate:
             raise ValueError("typed events are always validated: use typed=False")
-        if type(max_blocks) is not int or max_blocks < 1:
+        if max_blocks < 1:
             raise ValueError(f"max_blocks must be a whole number from 1, got {max_blocks!r}")
         self.typed = typed
         self._typed: _Typed | None = _typed_tables() if typed else None

@@ -196,6 +196,12 @@ class SSEDecoder:
         max_event_bytes: int = 8 << 20,
         bytes_data: bool = False,
     ) -> None:
+        # Refused as the compiled SSE layer refuses them at the call (see ``Decoder``).
+        if not (isinstance(max_line_bytes, int) and isinstance(max_event_bytes, int)):
+            raise TypeError("max_line_bytes and max_event_bytes must be whole numbers, got "
+                            f"{max_line_bytes!r} and {max_event_bytes!r}")
+        if type(bytes_data) is not bool:
+            raise TypeError(f"bytes_data is True or False, got {bytes_data!r}")
         # With ``bytes_data``, ``feed_fields`` gives the data of a run of events taken apart as
         # columns as the UTF-8 bytes it came as, for a JSON parser, which reads those faster
         # than a str it has to encode first.
