@@ -171,6 +171,22 @@ def test_line_without_colon_is_a_field_with_empty_value() -> None:
     assert events_of(b"event\ndata: x\n\n") == [ev("x")]
 
 
+def test_events_are_frozen_sse_events_built_at_the_cost_of_a_plain_object() -> None:
+    """Compiled or not, an event is an ordinary SSEEvent, equal to the one its constructor
+    builds and as frozen, but not built by the constructor, which costs several times more."""
+    from dataclasses import FrozenInstanceError
+
+    from llm_stream import sse
+
+    assert sse._event is not SSEEvent
+    events = SSEDecoder().feed(b"event: a\ndata: b\nid: c\nretry: 5\n\n")
+    assert events == [SSEEvent("a", "b", "c", 5, 1)] and type(events[0]) is SSEEvent
+    assert hash(events[0]) == hash(SSEEvent("a", "b", "c", 5, 1))
+    assert replace(events[0], data="x") == SSEEvent("a", "x", "c", 5, 1)
+    with pytest.raises(FrozenInstanceError):
+        events[0].data = "x"  # type: ignore[misc]
+
+
 def test_data_lines_join_with_newline() -> None:
     assert events_of(b"data: a\ndata: b\ndata: c\n\n") == [ev("a\nb\nc")]
     assert events_of(b"data: a\ndata:\n\n") == [ev("a\n")]
