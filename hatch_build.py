@@ -20,7 +20,7 @@ from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 PACKAGE = Path("generated/python/llm_stream")
 
 
-class NativeBuildHook(BuildHookInterface):  # type: ignore[type-arg]
+class NativeBuildHook(BuildHookInterface):
     PLUGIN_NAME = "custom"
     _work: str | None = None
     """The temporary folder of a wheel's build, removed once the wheel is written."""

@@ -128,6 +128,8 @@ def install(package: Path, root: Path, modules: Sequence[str] = COMPILED) -> str
     if is_current(package, modules):
         return f"{native} is up to date"
     with project_lock(root, exclusive=True):
+        if is_current(package, modules):  # built by the install that held the lock before
+            return f"{native} is up to date"
         new, old = (package / name for name in STAGING)
         for leftover in (new, old):  # of a build that was killed
             shutil.rmtree(leftover, ignore_errors=True)
