@@ -110,7 +110,8 @@ def test_a_build_for_another_interpreter_is_not_loaded(copy: Path, line: str) ->
     assert _loaded(copy)[:2] == ["pure", str(copy / "llm_stream" / "small.py")]
 
 
-@pytest.mark.parametrize(("value", "implementation"), [("1", "pure"), ("0", "compiled")])
+@pytest.mark.parametrize(("value", "implementation"),
+                         [("1", "pure"), ("yes", "pure"), ("0", "compiled"), ("", "compiled")])
 def test_LLM_STREAM_PURE_chooses_the_pure_modules(
         built: Path, value: str, implementation: str) -> None:
     assert _loaded(built, LLM_STREAM_PURE=value)[0] == implementation
@@ -158,7 +159,7 @@ def _c_compiler() -> str | None:
 
 
 def test_this_environment_runs_the_compiled_decoder() -> None:
-    if os.environ.get("LLM_STREAM_PURE", "0") != "0":
+    if os.environ.get("LLM_STREAM_PURE", "") not in ("", "0"):
         pytest.skip("LLM_STREAM_PURE is set: this run tests the pure modules on purpose")
     if _c_compiler() is None:
         pytest.skip("no C compiler here, so the install could not compile the decoder")
