@@ -26,24 +26,33 @@ class NativeBuildHook(BuildHookInterface):
     """The temporary folder of a wheel's build, removed once the wheel is written."""
 
     def initialize(self, version: str, build_data: dict[str, Any]) -> None:
-        sys.path.insert(0, str(Path(self.root) / "codegen"))
-        from llm_stream_codegen.native import NATIVE, BuildError, compile_modules, install
+        sys.path.insert(0, str(Path(self.root) / "codegen"))  # the builder, by its own path
+        from llm_stream_codegen.native import BuildError
 
-        package = Path(self.root) / PACKAGE
         try:
             if version == "editable":
-                print(f"llm-stream: {install(package, Path(self.root))}", file=sys.stderr)
-                return
-            self._work = tempfile.mkdtemp(prefix="llm-stream-wheel-")
-            native = Path(self._work) / NATIVE
-            compile_modules(package, native)
+                self._compile_in_the_tree()
+            else:
+                self._compile_into_the_wheel(build_data)
         except BuildError as exc:
             print(f"llm-stream: the decoder stays pure Python, its compilation failed: {exc}",
                   file=sys.stderr)
-            return
+
+    def _compile_in_the_tree(self) -> None:
+        from llm_stream_codegen.native import install
+
+        print(f"llm-stream: {install(Path(self.root) / PACKAGE, Path(self.root))}",
+              file=sys.stderr)
+
+    def _compile_into_the_wheel(self, build_data: dict[str, Any]) -> None:
+        from llm_stream_codegen.native import NATIVE, compile_modules
+
+        self._work = tempfile.mkdtemp(prefix="llm-stream-wheel-")
+        native = Path(self._work) / NATIVE
+        compile_modules(Path(self.root) / PACKAGE, native)
         for built in sorted(native.iterdir()):
             build_data["force_include"][str(built)] = f"llm_stream/{NATIVE}/{built.name}"
-        build_data["pure_python"] = False
+        build_data["pure_python"] = False  # a wheel for this interpreter and platform
         build_data["infer_tag"] = True
         print(f"llm-stream: compiled the decoder's modules into the wheel's llm_stream/{NATIVE}",
               file=sys.stderr)
