@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import llm_stream
+from llm_stream_codegen.journal import project_lock
 from llm_stream_codegen.native import (
     MANIFEST,
     NATIVE,
@@ -122,6 +123,25 @@ def test_version_names_the_implementation() -> None:
     pure = subprocess.run(command, env={**os.environ, "LLM_STREAM_PURE": "1"},
                           capture_output=True, text=True, check=True)
     assert pure.stdout.endswith("; decoder: pure)\n")
+
+
+def test_a_build_waits_for_the_projects_lock(copy: Path) -> None:
+    """The build writes the tree, so it holds the lock that `generate` and `registry add` take;
+    one that finds it held waits, saying so, and builds once it is free."""
+    package = copy / "llm_stream"
+    (package / "small.py").write_text(SMALL.replace("2", "3"))
+    code = ("import sys; from pathlib import Path; from llm_stream_codegen.native import install;"
+            "print(install(Path(sys.argv[1]), Path(sys.argv[2]), ('small.py',)))")
+    with project_lock(copy, exclusive=True):
+        child = subprocess.Popen([sys.executable, "-c", code, str(package), str(copy)],
+                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert child.stderr is not None
+        assert "waiting for another llm-stream command" in child.stderr.readline()
+        assert child.poll() is None and not is_current(package, MODULES)
+    output, _ = child.communicate(timeout=300)
+    assert (child.returncode, output) == (0, f"compiled small.py into {package / NATIVE}\n")
+    extension = package / NATIVE / f"small{EXTENSION_SUFFIXES[0]}"
+    assert _loaded(copy)[:2] == ["compiled", str(extension)]
 
 
 FAILURES = {
