@@ -49,14 +49,19 @@ def _package(root: Path, source: str = SMALL) -> Path:
     return package
 
 
-def _loaded(root: Path, **env: str) -> list[str]:
-    """What a fresh interpreter with `root` first on its path reports: the implementation, the
-    small module's file, its function's type and a call's result."""
+def _python(root: Path, code: str, **env: str) -> list[str]:
+    """The words `code` prints in a fresh interpreter with `root` first on its path (and
+    LLM_STREAM_PURE unset unless `env` sets it)."""
     environment = {key: value for key, value in os.environ.items() if key != "LLM_STREAM_PURE"}
     environment.update(PYTHONPATH=str(root), **env)
-    result = subprocess.run([sys.executable, "-c", REPORT], env=environment, capture_output=True,
+    result = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True,
                             text=True, check=True)
     return result.stdout.split()
+
+
+def _loaded(root: Path, **env: str) -> list[str]:
+    """The implementation, the small module's file, its function's type and a call's result."""
+    return _python(root, REPORT, **env)
 
 
 def _files(folder: Path) -> dict[str, bytes]:
@@ -87,6 +92,13 @@ def test_a_fresh_build_is_loaded(built: Path) -> None:
     manifest = (built / "llm_stream" / NATIVE / MANIFEST).read_text().splitlines()
     assert manifest[0] == f"suffix {EXTENSION_SUFFIXES[0]}"
     assert manifest[2].startswith("sha256 small.py ")
+
+
+def test_checking_the_build_loads_no_openssl(built: Path) -> None:
+    """The check runs at every `import llm_stream`: it hashes with CPython's built-in sha256,
+    since `hashlib` loads OpenSSL, which costs more than the rest of the import."""
+    code = "import sys, llm_stream\nprint(llm_stream.implementation(), '_hashlib' in sys.modules)"
+    assert _python(built, code) == ["compiled", "False"]
 
 
 def test_a_second_install_of_the_same_sources_builds_nothing(copy: Path) -> None:
