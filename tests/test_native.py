@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 import llm_stream
+import llm_stream_codegen
 from llm_stream_codegen.journal import project_lock
 from llm_stream_codegen.native import (
     MANIFEST,
@@ -154,6 +155,23 @@ def test_a_build_waits_for_the_projects_lock(copy: Path) -> None:
     assert (child.returncode, output) == (0, f"compiled small.py into {package / NATIVE}\n")
     extension = package / NATIVE / f"small{EXTENSION_SUFFIXES[0]}"
     assert _loaded(copy)[:2] == ["compiled", str(extension)]
+
+
+def test_the_build_finds_its_builder_where_pip_hides_the_projects_paths(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pip builds in an environment whose interpreters start with a sitecustomize (found
+    through PYTHONPATH) that drops every path the interpreter's own site-packages add: a
+    reinstall over an editable install of this project loses its `codegen` folder there."""
+    codegen = Path(llm_stream_codegen.__file__).resolve().parent.parent
+    hiding = tmp_path / "hiding"
+    hiding.mkdir()
+    (hiding / "sitecustomize.py").write_text(
+        "import os, sys\n"
+        f"sys.path[:] = [p for p in sys.path if os.path.realpath(p) != {str(codegen)!r}]\n")
+    monkeypatch.setenv("PYTHONPATH", str(hiding))
+    root = tmp_path / "root"
+    package = _package(root)
+    assert install(package, root, MODULES) == f"compiled small.py into {package / NATIVE}"
 
 
 FAILURES = {

@@ -8,13 +8,12 @@ that fails (no C compiler, a mypyc error) says so in one line and leaves `_nativ
 
 The build hook (`hatch_build.py`) imports this module in an isolated build environment that
 holds only mypy and setuptools, so it needs nothing else beyond the standard library; the
-compilation itself runs in a child interpreter (`python -m llm_stream_codegen.native`), which
-keeps mypyc's and setuptools' output and global state out of the caller.
+compilation itself runs in a child interpreter (`compile_here`), which keeps mypyc's and
+setuptools' output and global state out of the caller.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
@@ -90,11 +89,8 @@ def compile_modules(package: Path, into: Path, modules: Sequence[str] = COMPILED
             "__pycache__", NATIVE, *STAGING, "*.so", "*.pyd"))
         sources = read_sources(copy, modules)
         codegen = str(Path(__file__).resolve().parent.parent)
-        env = {**os.environ,
-               "PYTHONPATH": os.pathsep.join(filter(None, [codegen, os.environ.get("PYTHONPATH")]))}
-        command = [sys.executable, "-m", __name__, package.name, *modules]
-        result = subprocess.run(command, cwd=work, env=env, capture_output=True, text=True,
-                                check=False)
+        command = [sys.executable, "-c", _CHILD, codegen, package.name, *modules]
+        result = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             raise BuildError(_reason(result.stdout + result.stderr))
         built = sorted((Path(work) / "out" / package.name).glob(f"*{EXTENSION_SUFFIXES[0]}"))
@@ -145,7 +141,16 @@ def install(package: Path, root: Path, modules: Sequence[str] = COMPILED) -> str
     return f"compiled {', '.join(modules)} into {native}"
 
 
-def _compile_here(package: str, modules: Sequence[str]) -> None:
+_CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); "
+          "from llm_stream_codegen.native import compile_here; "
+          "compile_here(sys.argv[2], sys.argv[3:])")
+"""The child's program. It puts the builder's folder on its path itself: pip's isolated build
+environment starts each interpreter with a sitecustomize that drops every path the
+interpreter's own site-packages add, an editable install of this project's among them, and
+PYTHONPATH's entries with them."""
+
+
+def compile_here(package: str, modules: Sequence[str]) -> None:
     """The child's work, in the folder that holds the package's copy: mypyc writes the C code
     to `c/`, setuptools compiles it to `out/<package>/`."""
     from mypyc.build import mypycify
@@ -156,6 +161,3 @@ def _compile_here(package: str, modules: Sequence[str]) -> None:
     setup(name=f"{package}-native", ext_modules=extensions, script_args=[
         "--quiet", "build_ext", "--build-lib", "out", "--build-temp", "temp"])
 
-
-if __name__ == "__main__":
-    _compile_here(sys.argv[1], sys.argv[2:])
