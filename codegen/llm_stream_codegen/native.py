@@ -8,9 +8,9 @@ that fails (no C compiler, a mypyc error) says so in one line and leaves `_nativ
 
 The build hook (`hatch_build.py`) imports this module in an isolated build environment that
 holds only mypy and setuptools, so it imports nothing but the standard library (and, for the
-project's lock, `journal`, which does the same); the
-compilation itself runs in a child interpreter (`compile_here`), which keeps mypyc's and
-setuptools' output and global state out of the caller.
+project's lock, `journal`, which does the same); the compilation itself runs in a child
+interpreter (`compile_here`), which keeps mypyc's and setuptools' output and global state out
+of the caller.
 """
 
 from __future__ import annotations
