@@ -5,9 +5,13 @@ extras in `SHARED_EXTRAS`; it is made or brought up to date once per run, so tha
 cost one install. They share work too: `docs` builds the site once into `site-build/`, and the
 sessions that look at the site (`tests`, `docs_browser`) require it and read that build; the
 round-trip tests run in `roundtrip` only, which `tests` requires instead of running them again.
-A session with extras of its own (`bench`) keeps its own virtualenv. To add a session that shares
-the environment, decorate it with `@verifying` (or `@nox.session(venv_backend="none")` for one
-not run by default) and run its commands with `shared.run`.
+Installing the project compiles the decoder's modules with mypyc (hatch_build.py) when their
+sources changed since the last build, so every session runs the compiled decoder (which
+tests/test_native.py asserts where there is a C compiler), and `pure` runs the decoder's tests
+again on the pure-Python modules. A session with extras of its own (`bench`) keeps its own
+virtualenv. To add a session that shares the environment, decorate it with `@verifying` (or
+`@nox.session(venv_backend="none")` for one not run by default) and run its commands with
+`shared.run`.
 
 The pytest runs use every core (pytest-xdist), and the everyday run searches less deeply than
 `fuzz`: property tests draw the examples their hypothesis settings name and `registry add` is
@@ -31,7 +35,7 @@ import nox
 nox.options.default_venv_backend = "uv|virtualenv"
 nox.options.reuse_existing_virtualenvs = True
 nox.options.sessions = [
-    "spec", "verify", "roundtrip", "tests", "lint", "docs", "docs_browser", "typescript",
+    "spec", "verify", "roundtrip", "tests", "pure", "lint", "docs", "docs_browser", "typescript",
 ]
 
 PYTHON = "3.11"
@@ -39,6 +43,9 @@ ROOT = Path(__file__).resolve().parent
 SHARED_EXTRAS = ("dev", "browser")
 SITE_BUILD = ROOT / "site-build"
 ROUNDTRIP_TESTS = "tests/test_roundtrip.py"
+DECODER_TESTS = ("tests/test_decoder.py", "tests/test_decoder_hostile.py", "tests/test_sse.py",
+                 ROUNDTRIP_TESTS)
+"""The tests of the decoder's modules, which `pure` runs again on the pure-Python ones."""
 TYPESCRIPT_PROJECT = ROOT / "tests" / "typescript"
 """The TypeScript tools, tests and benchmark, with the packages its lockfile pins."""
 INSTALLED_LOCK = TYPESCRIPT_PROJECT / "node_modules" / ".llm-stream-lock-sha256"
@@ -146,6 +153,15 @@ def tests(session: nox.Session) -> None:
     of `docs`."""
     shared.run(session, "pytest", "-q", "-n", "auto", "--ignore", ROUNDTRIP_TESTS,
                *session.posargs, env={"LLM_STREAM_SITE_DIR": str(SITE_BUILD)})
+
+
+@verifying
+def pure(session: nox.Session) -> None:
+    """The decoder's tests (the property tests that hold its fast paths to the general path
+    among them) on its pure-Python modules, `LLM_STREAM_PURE=1`: the reference that the
+    compiled modules, which every other session loads, must agree with."""
+    shared.run(session, "pytest", "-q", "-n", "auto", *DECODER_TESTS, *session.posargs,
+               env={"LLM_STREAM_PURE": "1"})
 
 
 @verifying

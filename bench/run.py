@@ -4,7 +4,9 @@ The decoder is measured on every workload of `workloads.matrix` (text deltas in 
 and one-event chunks, LF and CRLF; tool calls whole and as fragments; reasoning; many short
 streams), typed and on the fast path, against the `openai` SDK's SSE decoder and httpx-sse's,
 each followed by json.loads, and the floor of the work, bytes.split plus orjson.loads; the table
-gives the ratios the targets are set on; the same bytes go through the TypeScript decoder in
+gives the ratios the targets are set on, and names the decoder's modules it measured, compiled or
+pure (`--pure` measures them a second time on the pure-Python modules, in a child process, for
+the two to be compared in one command); the same bytes go through the TypeScript decoder in
 Node, against eventsource-parser and JSON.parse. Start-up is timed in fresh interpreters, and peak
 memory is read from a child process decoding 1 GB.
 """
@@ -27,7 +29,7 @@ from httpx_sse._decoders import SSEDecoder as HttpxSSEDecoder
 from httpx_sse._decoders import SSELineDecoder as HttpxSSELineDecoder
 from openai._streaming import SSEDecoder as OpenAISSEDecoder
 
-from llm_stream import Decoder
+from llm_stream import Decoder, implementation
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_sse import rates
@@ -138,13 +140,14 @@ def decoder_table(scale: float, rounds: int, only: str) -> None:
         print(".", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     width = max(map(len, rows)) + 2
-    print(f"\nDecoder: thousands of events per CPU second, best of {rounds}")
+    title = f"Decoder ({implementation()} modules)"
+    print(f"\n{title}: thousands of events per CPU second, best of {rounds}")
     print(f"{'workload':{width}}" + "".join(f"{key:>9}" for key in PEERS))
     for name, row in rows.items():
         print(f"{name:{width}}" + "".join(f"{row[key] / 1000:9,.0f}" for key in PEERS))
     print("\n" + "; ".join(f"{key}: {label}" for key, label in PEERS.items()))
     heads = [f"{ours}/{peer} >= {target}" for ours, peer, target in TARGETS]
-    print("\nDecoder: ratios in the same run (* below target)")
+    print(f"\n{title}: ratios in the same run (* below target)")
     print(f"{'workload':{width}}" + "".join(f"{head:>20}" for head in heads))
     missed = 0
     for name, row in rows.items():
@@ -155,6 +158,14 @@ def decoder_table(scale: float, rounds: int, only: str) -> None:
             cells.append(f"{ratio:.2f}{'*' if ratio < target else ' '}")
         print(f"{name:{width}}" + "".join(f"{cell:>20}" for cell in cells))
     print(f"{missed} of {len(rows) * len(TARGETS)} cells below target")
+
+
+def pure_decoder_table(scale: float, rounds: int, only: str) -> None:
+    """The decoder table again, on the pure-Python modules (`LLM_STREAM_PURE=1`), in a child
+    process: which modules load is settled when the package is first imported."""
+    command = [sys.executable, __file__, "--tables", "decoder", "--scale", str(scale),
+               "--rounds", str(rounds), "--only", only]
+    subprocess.run(command, env={**os.environ, "LLM_STREAM_PURE": "1"}, check=True)
 
 
 def import_times(rounds: int) -> None:
@@ -215,6 +226,9 @@ def main() -> None:
                         help="shrink every decoder workload by this factor, for a quick run")
     parser.add_argument("--only", default="", help="only the decoder workloads so named")
     parser.add_argument("--rounds", type=int, default=5, help="best of how many runs")
+    parser.add_argument("--pure", action="store_true",
+                        help="measure the decoder table a second time, on the pure-Python "
+                             "modules, to compare with the compiled ones")
     parser.add_argument("--skip", nargs="*", default=[], choices=TABLES,
                         help="leave these tables out")
     parser.add_argument("--tables", nargs="*", default=list(TABLES), choices=TABLES,
@@ -228,6 +242,8 @@ def main() -> None:
         validators_table()
     if "decoder" in tables:
         decoder_table(args.scale, args.rounds, args.only)
+        if args.pure:
+            pure_decoder_table(args.scale, args.rounds, args.only)
     if "typescript" in tables:
         typescript_table(matrix(args.scale), args.rounds, args.only)
     if "translate" in tables:

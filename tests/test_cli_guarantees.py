@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from llm_stream import SPEC_VERSION, __version__
+from llm_stream import SPEC_VERSION, __version__, implementation
 from llm_stream.cli import MAX_HEAD_BYTES, _skip_http_head
 from llm_stream_codegen.cli import COMMANDS
 
@@ -102,7 +102,8 @@ def test_version_is_the_package_version() -> None:
     assert __version__ == version("llm-stream") == "1.0.0a1"
     assert SPEC_VERSION == "1.0"
     result = run("--version")
-    assert (result.returncode, result.stdout) == (0, b"llm-stream 1.0.0a1 (LLM-Stream 1.0)\n")
+    expected = f"llm-stream 1.0.0a1 (LLM-Stream 1.0; decoder: {implementation()})\n"
+    assert (result.returncode, result.stdout.decode()) == (0, expected)
 
 
 # -- usage errors ---------------------------------------------------------------------------------

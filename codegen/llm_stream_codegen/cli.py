@@ -98,10 +98,12 @@ def configure_check_spec(parser: argparse.ArgumentParser) -> None:
 
 
 def _version() -> str:
+    """The package's version, the standard's, and whether the decoder runs compiled."""
+    from llm_stream import implementation
     from llm_stream.registry import SPEC_VERSION
     from llm_stream.version import __version__
 
-    return f"{PROG} {__version__} (LLM-Stream {SPEC_VERSION})"
+    return f"{PROG} {__version__} (LLM-Stream {SPEC_VERSION}; decoder: {implementation()})"
 
 
 class _Version(argparse.Action):
