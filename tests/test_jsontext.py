@@ -93,6 +93,20 @@ def test_nesting_up_to_the_limit_is_json_whatever_the_callers_stack() -> None:
     assert loads(nested(MAX_DEPTH, '"[[[[' + "[" * 200 + '"')) is not None  # brackets in text
 
 
+@pytest.mark.parametrize("unclosed", [
+    '{"a":"b","c":"' + "[" * (2 * MAX_DEPTH + 1),  # a string never closed
+    '{"a":"b\\"' + "[" * (2 * MAX_DEPTH + 1),  # its last quote escaped
+    '{"a":"b","c":"' + "[" * (2 * MAX_DEPTH + 1) + "\\",  # ending in a backslash
+    '{"a":"b","c":"' + "7" * (MAX_DIGITS + 1),  # digits, not brackets
+])
+def test_an_unclosed_string_runs_to_the_end_of_the_text(unclosed: str) -> None:
+    """Its brackets and digits are text, not nesting or a number: the text is refused as no
+    JSON, never as past a limit (the TypeScript bindings read it alike)."""
+    with pytest.raises(ValueError) as refused:
+        loads(unclosed)
+    assert not isinstance(refused.value, JSONLimitError)
+
+
 def test_a_number_past_the_digit_limit_is_refused_with_its_rule() -> None:
     digits = "7" * MAX_DIGITS
     assert loads(f"[{digits}]") == [int(digits)]

@@ -152,6 +152,26 @@ def test_every_mutated_example_gets_the_same_verdict() -> None:
     assert not found, f"{len(found)} of {len(cases)} disagree, the first: {found[:2]}"
 
 
+def test_json_past_a_limit_or_broken_before_it_gets_the_same_verdict() -> None:
+    """Brackets and digits past the limits, in the data's JSON or in a string it never closes
+    (which is no JSON, whatever it holds)."""
+    start = b'data: {"v":"1.0","seq":0,"type":"stream.start","model":"m","created":1}\n\n'
+    deep, digits = "[" * 300 + "]" * 300, "7" * 4301
+    datas = [f'{{"v":"1.0","seq":1,"type":"usage","x":{deep}}}',
+             f'{{"v":"1.0","seq":1,"type":"usage","x":{digits}}}',
+             f'{{"v":"1.0","seq":1,"type":"usage","x":"{deep}}}',
+             f'{{"v":"1.0","seq":1,"type":"usage","x":"{digits}}}',
+             f'{{"v":"1.0","seq":1,"type":"usage","x":"\\"{deep}}}',
+             f'{{"v":"1.0","seq":1,"type":"usage","x":","y":{deep}}}']
+    cases: list[Case] = [(data[40:60], start + f"data: {data}\n\n".encode(), {})
+                         for data in datas]
+    found = disagreements(cases, [[0], [7]], python_verdict)
+    assert not found, found[:2]
+    refusals = [[rule for rule, line, _ in python_verdict(body, {})["diagnostics"]
+                 if line == 3 and rule != "LS-END-2"] for _, body, _ in cases]
+    assert refusals == [["LS-LIMIT-3"], ["LS-LIMIT-4"], *[["LS-SSE-2"]] * 4]
+
+
 def _tool_call_in_fragments(arguments: str, fragments: list[str], late: int = 0) -> bytes:
     """A stream of one tool call sent as `fragments`, then whole with `arguments`, then `late`
     more fragments in its block."""

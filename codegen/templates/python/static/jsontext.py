@@ -43,10 +43,14 @@ def _reject_constant(name: str) -> None:
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
-_NESTING = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-"""A string (skipped whole) or a bracket: what nesting depth is counted on."""
+_STRING = r'"(?:[^"\\]|\\[\s\S])*(?:"|\\?\Z)'
+"""A string, skipped whole when the limits are counted: from a quote to the next one that no
+backslash escapes, or to the end of a text that never closes it (as the TypeScript bindings
+skip it), so that no bracket or digit of an unclosed string counts."""
+_NESTING = re.compile(_STRING + r"|[\[\]{}]")
+"""A string or a bracket: what nesting depth is counted on."""
 _LONG_NUMBER = re.compile(
-    r'"(?:[^"\\]|\\.)*"|(?<![\w.])(?<![eE][+-])[0-9]{' + str(MAX_DIGITS + 1) + "}"
+    _STRING + r"|(?<![\w.])(?<![eE][+-])[0-9]{" + str(MAX_DIGITS + 1) + "}"
 )
 """A string (skipped whole) or a run of digits too long for the integer part of a number (not
 a fraction's or an exponent's, signed or not)."""
