@@ -670,7 +670,7 @@ class Decoder:
                     kind in _BARE and payload.count(b":") == typed.members.get(kind)
                 ) and not self._sound(payload, event, kind):
                     event = None
-                elif (quick := self._quicks.get(kind)) is not None and quick(
+                elif (quick := self._quicks.get(kind)) is not None and quick.take(
                         self, event.__dict__, True):
                     self._last_line = line or sse.took_whole_event()
                     return [event]
@@ -680,7 +680,7 @@ class Decoder:
                 and (quick := self._quicks.get(kind)) is not None
                 and (_bare_and_settled(payload, event, kind)
                      or self._sound(payload, event, kind))
-                and quick(self, event, False)
+                and quick.take(self, event, False)
             ):
                 self._last_line = line or sse.took_whole_event()
                 return [event]
@@ -753,7 +753,7 @@ class Decoder:
                                 model = None
                             elif (quick := quicks.get(sse_type)) is not None:
                                 self._expected_seq = expected
-                                if quick(self, model.__dict__, True):
+                                if quick.take(self, model.__dict__, True):
                                     expected = self._expected_seq
                                     append(model)
                                     continue
@@ -797,7 +797,7 @@ class Decoder:
                                 or self._sound(data, obj, sse_type)
                             ):
                                 self._expected_seq = expected
-                                if quick(self, obj, False):
+                                if quick.take(self, obj, False):
                                     expected = self._expected_seq
                                     append(obj)
                                     continue
@@ -1293,61 +1293,66 @@ class _Joining:
         return bool(self._hash.digest() == hashlib.sha256(whole.encode()).digest())
 
 
-_QuickPath = Callable[[Decoder, dict[str, Any], bool], bool]
-"""The quick path of one event type: the decoder, the event's object (or its model's fields,
-when validated), whether typed mode validated it."""
-
-
-def _never(decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
-    """The quick path of a type whose plan holds what the quick path does not know: the
-    general path decides every such event."""
-    return False
-
-
 _KNOWN_CHECKS: Final = frozenset(
     {"non-decreasing", "json-text", "unique", "declared-tool", "echoes-request-metadata"})
 """The field checks of `life.FIELD_CHECKS` that the quick path weighs."""
 
-_Envelope = Callable[[Decoder, dict[str, Any], Any], bool]
-"""Whether an unvalidated event's envelope and integers are what `_event` takes as they are,
-and, when the decoder validates, its schema holds; given the decoder, the object, its seq."""
-_FieldChecks = Callable[[Decoder, dict[str, Any]], bool]
-"""Whether an event passes its type's field checks, as `_field_check` judges them; when it
-does, what they remember of it is remembered, as `_field_check` remembers it."""
+_Checks = tuple[tuple[str, tuple[str, str]], ...]
+"""The fields of one kind of field check of a type, each with the key of what it remembers."""
 
 
-def _envelope(kind: str, plan: _Plan) -> _Envelope:
-    """The envelope checks of one type's quick path for an event no model validated."""
-    integers, schema = plan.integers, EVENT_CHECKS[kind]
+class _QuickPath:
+    """The quick path of one event type: what `_event` checks and changes for it, all checks
+    before any change, with the type's plan read once. This one takes no event: that of a type
+    whose plan holds what the quick path does not know, so the general path decides every such
+    event (`_never`). Each place has a quick path of its own (`_QuickOutside`, `_QuickBlockEnd`,
+    `_QuickInBlock`), so that an event pays only for the parts of the lifecycle its place has; a
+    part of the plan the type has none of costs one test of an attribute. They are classes, not
+    closures, so that compiled code calls them directly rather than through Python's calls."""
 
-    def holds(decoder: Decoder, obj: dict[str, Any], seq: Any) -> bool:
+    def __init__(self, kind: str, plan: _Plan) -> None:
+        self.kind = kind
+        self.moves = plan.moves
+        self.first = plan.place == "first"
+        self.counted = plan.counted
+        self.ends = life.STREAM_FINAL in plan.moves.values()
+        self.integers = plan.integers
+        self.schema: Callable[[dict[str, Any]], bool] = EVENT_CHECKS.get(kind, _valid)
+
+        def of(check: str) -> _Checks:
+            return tuple((field, key) for name, field, key in plan.checks if name == check)
+
+        self.checks = bool(plan.checks)
+        self.rising, self.texts, self.unique = of("non-decreasing"), of("json-text"), of("unique")
+        self.declared, self.echoed = of("declared-tool"), of("echoes-request-metadata")
+
+    def take(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
+        """Whether the event passes every check of the general path, which it then changes as
+        the general path would; given the decoder, the event's object (or its model's fields,
+        when validated), whether typed mode validated it."""
+        return False
+
+    def _envelope(self, decoder: Decoder, obj: dict[str, Any], seq: Any) -> bool:
+        """The envelope checks of an event no model validated."""
         # the model's type, version and seq, an int from 0, are its schema's
         if type(seq) is not int or seq < 0 or obj.get("v") != _VERSION or (
-            obj.get("type") != kind
+            obj.get("type") != self.kind
         ):
             return False
+        integers = self.integers
         if integers:
             for name in integers:  # an integral float leaves the general path to convert
                 if type(obj.get(name)) is float:
                     return False
-        return not decoder._validates or schema(obj)
+        return not decoder._validates or self.schema(obj)
 
-    return holds
-
-
-def _field_checks(plan: _Plan) -> _FieldChecks | None:
-    """The field checks of one type's quick path, called once every other check held: None
-    where the type has none, so that its quick path pays one test of a constant for them."""
-
-    def of(check: str) -> tuple[tuple[str, tuple[str, str]], ...]:
-        return tuple((field, key) for name, field, key in plan.checks if name == check)
-
-    rising, texts, unique = of("non-decreasing"), of("json-text"), of("unique")
-    declared, echoed = of("declared-tool"), of("echoes-request-metadata")
-
-    def checked(decoder: Decoder, obj: dict[str, Any]) -> bool:
+    def _checked(self, decoder: Decoder, obj: dict[str, Any]) -> bool:
+        """Whether an event passes its type's field checks, as `_field_check` judges them,
+        called once every other check held; when it does, what they remember of it is
+        remembered, as `_field_check` remembers it."""
+        rising, texts, unique = self.rising, self.texts, self.unique
+        lasts = decoder._last_value
         if rising:
-            lasts = decoder._last_value
             for field, key in rising:
                 value = obj.get(field)
                 if type(value) is int:
@@ -1364,22 +1369,23 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
                         return False
                     if len(value) > _SHALLOW and too_deep(value):
                         return False
+        seen = decoder._seen
         if unique:
-            seen = decoder._seen
             for field, key in unique:
                 value = obj.get(field)
                 if type(value) is str or type(value) is int:
                     known = seen.get(key, ())
                     if value in known or len(known) >= decoder._max_blocks:
                         return False
-        if declared and decoder.tools is not None:
-            for field, _ in declared:
+        tools = decoder.tools
+        if self.declared and tools is not None:
+            for field, _ in self.declared:
                 value = obj.get(field)
-                if type(value) is str and value not in decoder.tools:
+                if type(value) is str and value not in tools:
                     return False
-        if echoed and decoder.request_metadata:  # none to echo: nothing to check
-            metadata = decoder.request_metadata
-            for field, _ in echoed:
+        metadata = decoder.request_metadata
+        if self.echoed and metadata:  # none to echo: nothing to check
+            for field, _ in self.echoed:
                 wanted = metadata.get(field)
                 if wanted is not None and obj.get(field) != wanted:
                     return False
@@ -1399,90 +1405,84 @@ def _field_checks(plan: _Plan) -> _FieldChecks | None:
                     kept.add(value)
         return True
 
-    return checked if plan.checks else None
+    def _moved(self, decoder: Decoder, seq: int, state: str, target: str) -> None:
+        """The changes `_sequence` and `_lifecycle` make for an event that a quick path took,
+        the same at every place."""
+        decoder._placed = True
+        decoder._end_rejected = False
+        decoder._expected_seq = seq + 1
+        decoder._first = False
+        if target != state:
+            decoder._state = target
+            decoder._steady.clear()
+            if target == _FAILED:
+                decoder._failed = True
+        if self.counted:
+            kind = self.kind
+            decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
 
 
-def _moved(
-    decoder: Decoder, kind: str, seq: int, state: str, target: str, counted: bool
-) -> None:
-    """The changes `_sequence` and `_lifecycle` make for an event that a quick path took, the
-    same at every place."""
-    decoder._placed = True
-    decoder._end_rejected = False
-    decoder._expected_seq = seq + 1
-    decoder._first = False
-    if target != state:
-        decoder._state = target
-        decoder._steady.clear()
-        if target == _FAILED:
-            decoder._failed = True
-    if counted:
-        decoder._counts[kind] = decoder._counts.get(kind, 0) + 1
+def _valid(obj: dict[str, Any]) -> bool:
+    return True
+
+
+_never: Final = _QuickPath(
+    "", _Plan("", {}, {}, None, None, False, None, False, None, (), False, ()))
+"""The quick path that takes no event."""
 
 
 def _quick_path(kind: str, plan: _Plan) -> _QuickPath:
-    """The quick path of one event type: what `_event` checks and changes for it, all checks
-    before any change, with the type's plan bound once. Each place has a quick path of its
-    own (`_quick_in_block`, `_quick_block_end`, `_quick_outside`), so that an event pays only
-    for the parts of the lifecycle its place has; a part of the plan the type has none of costs
-    one test of a bound constant."""
+    """The quick path of one event type, made from its plan."""
     if any(check not in _KNOWN_CHECKS for check, _, _ in plan.checks):
         return _never
     if not plan.block_moves:
-        return _quick_outside(kind, plan)
+        return _QuickOutside(kind, plan)
     if plan.place != "block":
-        return _quick_block_end(kind, plan)
+        return _QuickBlockEnd(kind, plan)
     if plan.block_kind is None:
         return _never
-    return _quick_in_block(kind, plan)
+    return _QuickInBlock(kind, plan)
 
 
-def _quick_outside(kind: str, plan: _Plan) -> _QuickPath:
+class _QuickOutside(_QuickPath):
     """The quick path of a type whose place is outside blocks: stream.start, usage, error,
     stream.end."""
-    envelope, moves = _envelope(kind, plan), plan.moves
-    checked = _field_checks(plan)
-    first, counted = plan.place == "first", plan.counted
-    ends = life.STREAM_FINAL in moves.values()
-    final = life.STREAM_FINAL
 
-    def quick(decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
+    def take(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
-        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+        if seq != (0 if self.first and decoder._first else decoder._expected_seq) or (
             seq > _SEQ_MAX
-        ) or (not validated and not envelope(decoder, obj, seq)):
+        ) or (not validated and not self._envelope(decoder, obj, seq)):
             return False
         state = decoder._state
-        target = moves.get(state)
+        target = self.moves.get(state)
         if target is None or (
-            ends and target == final and not decoder._ends_well(kind, target)
-        ) or (checked is not None and not checked(decoder, obj)):  # the last: it remembers
+            self.ends and target == life.STREAM_FINAL
+            and not decoder._ends_well(self.kind, target)
+        ) or (self.checks and not self._checked(decoder, obj)):  # the last: it remembers
             return False
         # Every check held: the changes `_sequence`, `_lifecycle` and `_field_check` make.
-        _moved(decoder, kind, seq, state, target, counted)
+        self._moved(decoder, seq, state, target)
         return True
 
-    return quick
 
-
-def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
+class _QuickBlockEnd(_QuickPath):
     """The quick path of a type that closes a block: content.stop."""
-    envelope, moves, block_moves = _envelope(kind, plan), plan.moves, plan.block_moves
-    checked = _field_checks(plan)
-    first, counted = plan.place == "first", plan.counted
-    ends = life.STREAM_FINAL in moves.values()
-    final = life.STREAM_FINAL
-    unopened = block_moves.get(life.BLOCK_INITIAL)
-    """What a block this type comes to first becomes; None: it may not come first."""
 
-    def quick(decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
+    def __init__(self, kind: str, plan: _Plan) -> None:
+        super().__init__(kind, plan)
+        self.block_moves = plan.block_moves
+        self.unopened = plan.block_moves.get(life.BLOCK_INITIAL)
+        """What a block this type comes to first becomes; None: it may not come first."""
+
+    def take(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
-        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+        if seq != (0 if self.first and decoder._first else decoder._expected_seq) or (
             seq > _SEQ_MAX
-        ) or (not validated and not envelope(decoder, obj, seq)):
+        ) or (not validated and not self._envelope(decoder, obj, seq)):
             return False
         state = decoder._state
-        target = moves.get(state)
+        target = self.moves.get(state)
         index = obj.get("index")
         if target is None or type(index) is not int:
             return False
@@ -1490,11 +1490,11 @@ def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
         block = blocks.get(index)
         joining = None
         if block is None:  # a block unopened holds nothing (`_block` keeps no state for one)
-            block_target = unopened
+            block_target = self.unopened
             if block_target is None or len(blocks) >= decoder._max_blocks:
                 return False
         else:
-            block_target = block_moves.get(block)
+            block_target = self.block_moves.get(block)
             if block_target is None:
                 return False
             reason = obj.get("stop_reason")
@@ -1504,13 +1504,14 @@ def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
             joining = decoder._joining.get(index) if decoder._joining else None
             if joining is not None and reason != joining.of.unless_stop_reason:
                 return False
-        if (ends and target == final and not decoder._ends_well(kind, target)) or (
-            checked is not None and not checked(decoder, obj)  # the last check: it remembers
+        if (self.ends and target == life.STREAM_FINAL
+                and not decoder._ends_well(self.kind, target)) or (
+            self.checks and not self._checked(decoder, obj)  # the last check: it remembers
         ):
             return False
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
-        _moved(decoder, kind, seq, state, target, counted)
+        self._moved(decoder, seq, state, target)
         blocks[index] = block_target
         if block is not None and block_target != block:
             decoder._steady.pop(index, None)
@@ -1518,56 +1519,60 @@ def _quick_block_end(kind: str, plan: _Plan) -> _QuickPath:
             del decoder._joining[index]
         return True
 
-    return quick
 
-
-def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
+class _QuickInBlock(_QuickPath):
     """The quick path of a type whose events make up a block: content.delta's first in its
     block, tool.call, tool.call.delta, the reasoning events."""
-    envelope, moves, block_moves = _envelope(kind, plan), plan.moves, plan.block_moves
-    checked = _field_checks(plan)
-    first, counted, block_kind = plan.place == "first", plan.counted, plan.block_kind
-    limit, completes, fragments, builds = plan.limit, plan.completes, plan.fragments, plan.builds
-    carries = () if fragments is None else fragments.carries
-    closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
-    steady = kind in _STEADY_KINDS
-    ends = life.STREAM_FINAL in moves.values()
-    final = life.STREAM_FINAL
-    unopened = block_moves.get(life.BLOCK_INITIAL) if limit is None or limit > 0 else None
-    """What a block this type opens becomes; None: it may not open one."""
 
-    def quick(decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
+    def __init__(self, kind: str, plan: _Plan) -> None:
+        super().__init__(kind, plan)
+        self.block_moves = plan.block_moves
+        self.block_kind: str = plan.block_kind or ""
+        self.limit = plan.limit
+        self.completes = plan.completes
+        self.fragments = plan.fragments
+        self.builds = plan.builds
+        self.carries: tuple[str, ...] = () if plan.fragments is None else plan.fragments.carries
+        self.closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
+        self.steady = kind in _STEADY_KINDS
+        limit = plan.limit
+        self.unopened = (
+            plan.block_moves.get(life.BLOCK_INITIAL) if limit is None or limit > 0 else None)
+        """What a block this type opens becomes; None: it may not open one."""
+
+    def take(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
-        if seq != (0 if first and decoder._first else decoder._expected_seq) or (
+        if seq != (0 if self.first and decoder._first else decoder._expected_seq) or (
             seq > _SEQ_MAX
-        ) or (not validated and not envelope(decoder, obj, seq)):
+        ) or (not validated and not self._envelope(decoder, obj, seq)):
             return False
         state = decoder._state
-        target = moves.get(state)
+        target = self.moves.get(state)
         index = obj.get("index")
         if target is None or type(index) is not int:
             return False
+        kind, limit, fragments = self.kind, self.limit, self.fragments
         blocks = decoder._blocks
         block = blocks.get(index)
         joining = None
         if block is None:
             # A block unopened holds nothing (`_block` keeps no state for one): no kind, no
             # event that completed it, no count, no fragments, nothing built.
-            block_target = unopened
+            block_target = self.unopened
             if block_target is None or len(blocks) >= decoder._max_blocks or (
-                fragments is not None and any(obj.get(name) is None for name in carries)
+                fragments is not None and any(obj.get(name) is None for name in self.carries)
             ):
                 return False
             established, held = None, 0
         else:
-            block_target = block_moves.get(block)
+            block_target = self.block_moves.get(block)
             if block_target is None:
                 return False
             established = decoder._block_kinds.get(index)
             completed = decoder._completed.get(index) if decoder._completed else None
             held = 0 if limit is None else decoder._block_counts.get((index, kind), 0)
             if (
-                (established is not None and established != block_kind)
+                (established is not None and established != self.block_kind)
                 or (completed is not None and kind != completed)
                 or (limit is not None and held >= limit)
             ):
@@ -1575,49 +1580,49 @@ def _quick_in_block(kind: str, plan: _Plan) -> _QuickPath:
             joining = decoder._joining.get(index) if decoder._joining else None
             if fragments is not None:
                 if index in decoder._built or (
-                    joining is None and any(obj.get(name) is None for name in carries)
+                    joining is None and any(obj.get(name) is None for name in self.carries)
                 ):
                     return False
-            elif builds and joining is not None and not joining.built(obj):
+            elif self.builds and joining is not None and not joining.built(obj):
                 return False
-        if (ends and target == final and not decoder._ends_well(kind, target)) or (
-            checked is not None and not checked(decoder, obj)  # the last check: it remembers
+        if (self.ends and target == life.STREAM_FINAL
+                and not decoder._ends_well(kind, target)) or (
+            self.checks and not self._checked(decoder, obj)  # the last check: it remembers
         ):
             return False
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
-        _moved(decoder, kind, seq, state, target, counted)
+        self._moved(decoder, seq, state, target)
         if block_target != block:  # a block opened, or one that moves
             blocks[index] = block_target
             if block is not None:
                 decoder._steady.pop(index, None)
         if established is None:
-            decoder._block_kinds[index] = block_kind  # type: ignore[assignment]
-        if completes:
+            decoder._block_kinds[index] = self.block_kind
+        if self.completes:
             decoder._completed[index] = kind
             decoder._steady.pop(index, None)
         if fragments is not None:
             if joining is None:
-                carried = {name: obj.get(name) for name in carries}
+                carried = {name: obj.get(name) for name in self.carries}
                 joining = decoder._joining[index] = _Joining(kind, fragments, carried)
             joining.add(obj.get(fragments.field))
-        elif builds:
+        elif self.builds:
             decoder._built.add(index)
             if joining is not None:
                 del decoder._joining[index]
         if limit is not None:
             decoder._block_counts[(index, kind)] = held + 1
+        closes_with = self.closes_with
         if closes_with is not None:
             decoder._closes_with[index] = closes_with
         elif (
-            steady
+            self.steady
             and index not in decoder._completed
             and target in _KEEPS_OPEN
         ):
             decoder._steady[index] = decoder._steady_entry(kind)
         return True
-
-    return quick
 
 
 _QUICK: Final[dict[str, _QuickPath]] = {
