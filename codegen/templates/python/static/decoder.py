@@ -565,7 +565,8 @@ class Decoder:
                 and event.seq == expected
                 and kind in _STEADY_KINDS
                 and expected <= _SEQ_MAX
-                and self._steady.get(event.index, _NOT_STEADY)[0] == kind
+                and (entry := self._steady.get(event.index)) is not None
+                and entry[0] == kind
             ):
                 # `_Typed.members` settles the commonest text
                 if payload.count(b":") == typed.members.get(kind) or self._sound(
@@ -582,11 +583,10 @@ class Decoder:
                 parsed = _UNPARSED
             if type(event) is dict and kind in _STEADY_KINDS:  # else a KeyError costs more
                 try:  # subscripts cost less than get; a member missing is no steady event
-                    index = event["index"]
+                    index = key = event["index"]  # `key`, not known to be an int, stays boxed
                     seq = event["seq"]
-                    steady, check = (
-                        self._steady.get(index, _NOT_STEADY) if type(index) is int else _NOT_STEADY
-                    )
+                    entry = self._steady.get(key) if type(index) is int else None
+                    steady, check = _NOT_STEADY if entry is None else entry
                     if (
                         steady == kind
                         and seq == expected
@@ -734,7 +734,8 @@ class Decoder:
                                 sse_type in _STEADY_KINDS
                                 and model.seq == expected
                                 and expected <= _SEQ_MAX
-                                and steady.get(model.index, _NOT_STEADY)[0] == sse_type
+                                and (entry := steady.get(model.index)) is not None
+                                and entry[0] == sse_type
                             ):
                                 # `_Typed.members` settles the commonest text
                                 colons = (data.count(b":") if isinstance(data, bytes)
@@ -763,11 +764,9 @@ class Decoder:
                         except ValueError:
                             obj = None
                         if type(obj) is dict:
-                            index = obj.get("index")
-                            kind, check = (
-                                steady.get(index, _NOT_STEADY) if type(index) is int
-                                else _NOT_STEADY
-                            )
+                            index = key = obj.get("index")  # `key` stays boxed, as in `feed`
+                            entry = steady.get(key) if type(index) is int else None
+                            kind, check = _NOT_STEADY if entry is None else entry
                             if kind == sse_type:
                                 try:  # subscripts cost less than get, as in `feed`
                                     steady_envelope = (
@@ -1297,8 +1296,10 @@ _KNOWN_CHECKS: Final = frozenset(
     {"non-decreasing", "json-text", "unique", "declared-tool", "echoes-request-metadata"})
 """The field checks of `life.FIELD_CHECKS` that the quick path weighs."""
 
-_Checks = tuple[tuple[str, tuple[str, str]], ...]
-"""The fields of one kind of field check of a type, each with the key of what it remembers."""
+_Checks = tuple[tuple[str, Any], ...]
+"""The fields of one kind of field check of a type, each with the key of what it remembers:
+a `(type, field)` tuple, typed Any so that compiled code keeps it as the one object it is rather
+than build it anew for each lookup."""
 
 
 class _QuickPath:
@@ -1483,8 +1484,9 @@ class _QuickBlockEnd(_QuickPath):
             return False
         state = decoder._state
         target = self.moves.get(state)
-        index = obj.get("index")
-        if target is None or type(index) is not int:
+        index: Any = obj.get("index")  # compiled, this stays boxed for the dicts keyed by it:
+        at = index  # this is the name that the test below makes an int
+        if target is None or type(at) is not int:
             return False
         blocks = decoder._blocks
         block = blocks.get(index)
@@ -1548,8 +1550,9 @@ class _QuickInBlock(_QuickPath):
             return False
         state = decoder._state
         target = self.moves.get(state)
-        index = obj.get("index")
-        if target is None or type(index) is not int:
+        index: Any = obj.get("index")  # compiled, this stays boxed for the dicts keyed by it:
+        at = index  # this is the name that the test below makes an int
+        if target is None or type(at) is not int:
             return False
         kind, limit, fragments = self.kind, self.limit, self.fragments
         blocks = decoder._blocks
