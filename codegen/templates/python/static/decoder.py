@@ -281,16 +281,17 @@ class _Words(NamedTuple):
     \\u003a (or \\u003A), a colon within a string written without one; and what a model may
     take that its schema refuses: NaN and Infinity, which are not JSON, and null, for an
     optional field (`_Typed.nullable`). A word is looked for only where its first letter (an
-    int in bytes: one memchr, a tenth of the cost of looking for bytes) is in the text."""
+    int in bytes: one memchr, a tenth of the cost of looking for bytes) is in the text. Each is
+    typed Any (str, bytes or int), so that a text of either kind takes the words of its kind."""
 
-    colon: str | bytes
-    backslash: str | int
-    escaped_colon: str | bytes
-    nan_initial: str | int
-    nan: str | bytes
-    infinity_initial: str | int
-    infinity: str | bytes
-    null: str | bytes
+    colon: Any
+    backslash: Any
+    escaped_colon: Any
+    nan_initial: Any
+    nan: Any
+    infinity_initial: Any
+    infinity: Any
+    null: Any
 
 
 _WORDS: Final = _Words(":", "\\", "u003", "N", "NaN", "I", "Infinity", "null")
@@ -706,7 +707,6 @@ class Decoder:
         lifecycle's rarer cases, is parsed once more as an object for the checks that read
         one."""
         out: list[Event] = []
-        append = out.append
         steady = self._steady
         sse_found = self._sse.diagnostics
         whole = None if self._typed is None else self._typed.whole
@@ -743,7 +743,7 @@ class Decoder:
                                 if colons == members.get(sse_type) or self._sound(
                                         data, model, sse_type):
                                     expected += 1
-                                    append(model)
+                                    out.append(model)
                                     continue
                                 model = None  # not to be trusted
                             elif not (  # `_Typed.members` settles the commonest text
@@ -756,7 +756,7 @@ class Decoder:
                                 self._expected_seq = expected
                                 if quick.take(self, model.__dict__, True):
                                     expected = self._expected_seq
-                                    append(model)
+                                    out.append(model)
                                     continue
                     else:
                         try:
@@ -789,7 +789,7 @@ class Decoder:
                                     == len(obj) + (len(delta) if type(delta) is dict else 0)
                                 ) or self._sound(data, obj, sse_type):
                                     expected += 1
-                                    append(obj)
+                                    out.append(obj)
                                     continue
                             elif (quick := quicks.get(sse_type)) is not None and (
                                 _bare_and_settled(data, obj, sse_type)
@@ -798,7 +798,7 @@ class Decoder:
                                 self._expected_seq = expected
                                 if quick.take(self, obj, False):
                                     expected = self._expected_seq
-                                    append(obj)
+                                    out.append(obj)
                                     continue
                 self._expected_seq = expected
                 # bytes the SSE layer found to be UTF-8
@@ -807,7 +807,7 @@ class Decoder:
                 expected = self._expected_seq
                 pending = self._pending
                 if event is not None:
-                    append(event)
+                    out.append(event)
         except LLMStreamError as error:
             error.events = list(out)
             raise
@@ -836,7 +836,7 @@ class Decoder:
         """
         if len(text) > _SHALLOW and too_deep(text):
             return False
-        words: Any = _WORDS_BYTES if isinstance(text, bytes) else _WORDS  # Any: str or bytes
+        words = _WORDS_BYTES if isinstance(text, bytes) else _WORDS
         colons = text.count(words.colon)
         typed = self._typed
         if typed is not None:
@@ -1333,12 +1333,10 @@ class _QuickPath:
         when validated), whether typed mode validated it."""
         return False
 
-    def _envelope(self, decoder: Decoder, obj: dict[str, Any], seq: Any) -> bool:
-        """The envelope checks of an event no model validated."""
-        # the model's type, version and seq, an int from 0, are its schema's
-        if type(seq) is not int or seq < 0 or obj.get("v") != _VERSION or (
-            obj.get("type") != self.kind
-        ):
+    def _envelope(self, decoder: Decoder, obj: dict[str, Any]) -> bool:
+        """The envelope checks of an event no model validated, whose seq was checked."""
+        # the model's type and version are its schema's
+        if obj.get("v") != _VERSION or obj.get("type") != self.kind:
             return False
         integers = self.integers
         if integers:
@@ -1451,9 +1449,9 @@ class _QuickOutside(_QuickPath):
 
     def take(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
-        if seq != (0 if self.first and decoder._first else decoder._expected_seq) or (
-            seq > _SEQ_MAX
-        ) or (not validated and not self._envelope(decoder, obj, seq)):
+        if type(seq) is not int or seq != (  # seq is an int from 0, as the schema has it
+            0 if self.first and decoder._first else decoder._expected_seq
+        ) or not 0 <= seq <= _SEQ_MAX or (not validated and not self._envelope(decoder, obj)):
             return False
         state = decoder._state
         target = self.moves.get(state)
@@ -1478,9 +1476,9 @@ class _QuickBlockEnd(_QuickPath):
 
     def take(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
-        if seq != (0 if self.first and decoder._first else decoder._expected_seq) or (
-            seq > _SEQ_MAX
-        ) or (not validated and not self._envelope(decoder, obj, seq)):
+        if type(seq) is not int or seq != (  # seq is an int from 0, as the schema has it
+            0 if self.first and decoder._first else decoder._expected_seq
+        ) or not 0 <= seq <= _SEQ_MAX or (not validated and not self._envelope(decoder, obj)):
             return False
         state = decoder._state
         target = self.moves.get(state)
@@ -1535,7 +1533,8 @@ class _QuickInBlock(_QuickPath):
         self.fragments = plan.fragments
         self.builds = plan.builds
         self.carries: tuple[str, ...] = () if plan.fragments is None else plan.fragments.carries
-        self.closes_with = None if plan.closes_with is None else (kind, plan.closes_with)
+        # Any: compiled, a tuple[str, str] would be unpacked here and built anew for each event
+        self.closes_with: Any = None if plan.closes_with is None else (kind, plan.closes_with)
         self.steady = kind in _STEADY_KINDS
         limit = plan.limit
         self.unopened = (
@@ -1544,9 +1543,9 @@ class _QuickInBlock(_QuickPath):
 
     def take(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
         seq = obj.get("seq")
-        if seq != (0 if self.first and decoder._first else decoder._expected_seq) or (
-            seq > _SEQ_MAX
-        ) or (not validated and not self._envelope(decoder, obj, seq)):
+        if type(seq) is not int or seq != (  # seq is an int from 0, as the schema has it
+            0 if self.first and decoder._first else decoder._expected_seq
+        ) or not 0 <= seq <= _SEQ_MAX or (not validated and not self._envelope(decoder, obj)):
             return False
         state = decoder._state
         target = self.moves.get(state)
