@@ -637,9 +637,12 @@ class SSEDecoder:
             return self._checked(region)
         blank, data_line = ("\r\n\r\n", "\r\ndata: ") if crlf else ("\n\n", "\ndata: ")
         n = self._lines
-        if n < self._start and text[:7] == "event: " and text.endswith(blank):
+        if n < self._start and text[:7] == "event: " and (
+            text.find(blank) == len(text) - len(blank)
+        ):
             # Servers flush every event, so the commonest chunk of all is one whole event in the
-            # shape the draft prescribes: it is taken apart here at the least cost.
+            # shape the draft prescribes: it is taken apart here at the least cost. (Its one
+            # blank line ends it: a region of several events is not copied in two to find out.)
             head, sep, data = text.partition(data_line)
             data = data[: -len(blank)]
             if (
