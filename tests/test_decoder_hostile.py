@@ -454,3 +454,36 @@ def test_a_request_with_a_member_name_twice_is_refused() -> None:
     assert check_request_text(text) == []
     twice = text.replace('"stream": true,', '"stream": true,\n  "model": "other",', 1)
     assert [(d.rule, d.line) for d in check_request_text(twice)] == [("LS-REQ-6", 5)]
+
+
+LARGE_BODY_STREAM = (Path(__file__).parent.parent / "spec" / "examples" / "valid-extra"
+                     / "text-then-tool-call.sse").read_bytes()
+
+
+@pytest.mark.parametrize("line_end", [b"\n", b"\r\n", b"\r"], ids=["LF", "CRLF", "CR"])
+@pytest.mark.parametrize("options", [{}, {"max_line_bytes": 100_000}, {"typed": True}],
+                         ids=["default", "line-limit", "typed"])
+def test_a_chunk_past_the_slice_or_a_limit_decodes_as_small_ones_do(
+    line_end: bytes, options: dict[str, Any],
+) -> None:
+    """A body in one chunk larger than the SSE layer's slice (64 KiB), than the line limit, and
+    than 1 MiB, after a BOM: the same events and diagnostics as the body fed in small chunks."""
+    body = b"\xef\xbb\xbf" + LARGE_BODY_STREAM.replace(b"\n", line_end) * 2000
+
+    def decoded(chunk_size: int) -> tuple[list[Any], list[tuple[str, int | None]]]:
+        decoder = Decoder(**options)
+        events = [event for at in range(0, len(body), chunk_size)
+                  for event in decoder.feed(body[at:at + chunk_size])] + decoder.close()
+        return events, [(d.rule, d.line) for d in decoder.diagnostics]
+
+    assert len(body) > 1 << 20
+    assert decoded(len(body)) == decoded(4096)
+
+
+@pytest.mark.parametrize("bytes_data", [False, True])
+def test_the_sse_layer_takes_a_chunk_past_its_slice_as_small_ones(bytes_data: bool) -> None:
+    body = b"\xef\xbb\xbf" + LARGE_BODY_STREAM * 1000
+    whole, small = SSEDecoder(bytes_data=bytes_data), SSEDecoder(bytes_data=bytes_data)
+    pieces = [event for at in range(0, len(body), 1000) for event in small.feed(body[at:at + 1000])]
+    assert len(body) > 1 << 16
+    assert whole.feed(body) == pieces

@@ -8,6 +8,8 @@ httpx-sse, where its reading and WHATWG's coincide.
 from __future__ import annotations
 
 import codecs
+import copy
+import pickle
 import re
 import tracemalloc
 from collections.abc import Iterable, Sequence
@@ -1122,3 +1124,10 @@ def test_the_benchmark_body_agrees_with_httpx_sse() -> None:
             got = decode(chunks)
             assert [(e.type, e.data, e.id, e.retry) for e in got[0]] == expected
             assert got[1] == []
+
+
+def test_events_pickle_and_copy_as_equal_events() -> None:
+    event = SSEDecoder().feed(b"event: a\ndata: x\nid: 7\nretry: 5\n\n")[0]
+    assert event == SSEEvent("a", "x", "7", 5, 1)
+    for again in (pickle.loads(pickle.dumps(event)), copy.copy(event), copy.deepcopy(event)):
+        assert again == event and type(again) is SSEEvent

@@ -31,7 +31,7 @@ from .diagnostics import Diagnostic, Severity
 if TYPE_CHECKING:
     from typing_extensions import Buffer
 
-__all__ = ["Fields", "RawFields", "SSEDecoder", "SSEEvent"]
+__all__ = ["RawFields", "SSEDecoder", "SSEEvent"]
 
 _BOM: Final = b"\xef\xbb\xbf"
 _LINE_END: Final = b"\r\n"
@@ -52,11 +52,15 @@ class SSEEvent:
     retry: int | None
     line: int
 
+    def __reduce__(self) -> tuple[Callable[..., SSEEvent], RawFields]:
+        """Pickled and copied through the constructor, which the compiled class (whose fields
+        only its own code may set) takes as the plain one does."""
+        return SSEEvent, (self.type, self.data, self.id, self.retry, self.line)
 
-Fields = tuple[str, str, str, int | None, int]
-"""An event as the tuple of its fields, in SSEEvent's order: type, data, id, retry, line."""
+
 RawFields = tuple[str, str | bytes, str, int | None, int]
-"""Fields as an SSEDecoder made with ``bytes_data`` gives them: the data may be UTF-8 bytes."""
+"""An event as the tuple of its fields, in SSEEvent's order: type, data, id, retry, line. The
+data is str, except from an SSEDecoder made with ``bytes_data``, where it may be UTF-8 bytes."""
 
 
 class _Unfrozen:
@@ -256,12 +260,12 @@ class SSEDecoder:
         """Take the next chunk of the body (any bytes-like object); return the events it
         completes."""
         if self._bytes_data:
-            raw: list[RawFields] = self.feed_fields(data)  # type: ignore[assignment]
             return [_event(kind, _text(value), event_id, retry, line)
-                    for kind, value, event_id, retry, line in raw]
-        return [_event(*fields) for fields in self.feed_fields(data)]
+                    for kind, value, event_id, retry, line in self.feed_fields(data)]
+        # Without bytes_data, the data of every event is str.
+        return [_event(*fields) for fields in self.feed_fields(data)]  # type: ignore[arg-type]
 
-    def feed_fields(self, data: Buffer) -> list[Fields]:
+    def feed_fields(self, data: Buffer) -> list[RawFields]:
         """As ``feed``, each event as the tuple of its fields: for a layer above that takes the
         events apart at once, which is cheaper than building objects it does not keep."""
         chunk: bytes = data if type(data) is bytes else bytes(data)
@@ -511,7 +515,7 @@ class SSEDecoder:
         the event starts on."""
         return self.took_whole_event(2)
 
-    def _feed_split(self, data: bytes) -> list[Fields]:
+    def _feed_split(self, data: bytes) -> list[RawFields]:
         """Feed a chunk that continues or leaves an unterminated line, is large, or comes in an
         irregular state."""
         if self._irregular:
@@ -617,7 +621,7 @@ class SSEDecoder:
     ) -> None:
         self.diagnostics.append(Diagnostic(rule, line, message, severity))
 
-    def _region(self, region: bytes, crlf: bool) -> list[Fields]:
+    def _region(self, region: bytes, crlf: bool) -> list[RawFields]:
         """Apply complete lines within every limit: in a few calls when they are UTF-8, else one
         by one (``_checked``).
 
@@ -653,7 +657,7 @@ class SSEDecoder:
                 self._lines = n + 3
                 self._start = n + 4
                 return [event]
-        events: list[Fields] = []
+        events: list[RawFields] = []
         start = 0  # of the text not yet applied
         if n >= self._start:  # the first lines end an event that began in an earlier chunk
             start = text.find(blank)
@@ -706,7 +710,7 @@ class SSEDecoder:
         self._lines = n
         return events
 
-    def _lf_events(self, text: str | bytes, n: int, events: list[Fields]) -> int:
+    def _lf_events(self, text: str | bytes, n: int, events: list[RawFields]) -> int:
         """Apply events in LF line ends that follow line ``n``, all their lines but the last
         blank one, as str or as UTF-8 bytes; return its number. A run of events of one type is
         cut at once (``_one_type``), one of the usual shapes taken apart as columns."""
@@ -729,7 +733,7 @@ class SSEDecoder:
         self._start = n + 1
         return n
 
-    def _pieces(self, pieces: list[str], crlf: bool, n: int, events: list[Fields]) -> int:
+    def _pieces(self, pieces: list[str], crlf: bool, n: int, events: list[RawFields]) -> int:
         """Apply events that follow line ``n``, each as its lines but for its blank line; return
         the number of the last blank line. One of a usual shape is taken whole, any other line
         by line."""
@@ -766,7 +770,7 @@ class SSEDecoder:
         self._start = n + 1
         return n
 
-    def _apply(self, lines: list[str], n: int, events: list[Fields]) -> int:
+    def _apply(self, lines: list[str], n: int, events: list[RawFields]) -> int:
         """Apply the lines that follow line ``n``; return the number of the last one."""
         for line in lines:
             n += 1
@@ -776,13 +780,13 @@ class SSEDecoder:
                 self._blank(n, events)
         return n
 
-    def _checked(self, region: bytes) -> list[Fields]:
+    def _checked(self, region: bytes) -> list[RawFields]:
         """Apply complete lines one by one, checking each for the limits and for UTF-8."""
         if 13 in region:
             region = region.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         lines = region.split(b"\n")
         lines.pop()
-        events: list[Fields] = []
+        events: list[RawFields] = []
         n = self._lines
         for raw in lines:
             n += 1
@@ -839,7 +843,7 @@ class SSEDecoder:
         elif name == "retry" and value.isascii() and value.isdigit():
             self._retry = int(value)
 
-    def _blank(self, n: int, events: list[Fields]) -> None:
+    def _blank(self, n: int, events: list[RawFields]) -> None:
         """Dispatch the current event at the blank line ``n``, if it has data and is whole."""
         if self._data:
             data = self._data[0] if len(self._data) == 1 else "\n".join(self._data)

@@ -199,7 +199,7 @@ class StreamTranslator:
             if self._ended:
                 break
             self._line = line
-            self.on_event(kind, text)
+            self.on_event(kind, text)  # type: ignore[arg-type]  # str: no bytes_data
         return out
 
     def _close(self) -> list[Any]:
