@@ -64,7 +64,7 @@ def mypy_version() -> str | None:
 def extension_files(modules: Sequence[str]) -> set[str]:
     """The files a build of `modules` puts in `NATIVE` for this interpreter: one extension a
     module, and the group's shared library."""
-    return {f"{name.removesuffix('.py')}{SUFFIX}" for name in (*modules, f"{GROUP}__mypyc.py")}
+    return {f"{name.removesuffix('.py')}{SUFFIX}" for name in modules} | {f"{GROUP}__mypyc{SUFFIX}"}
 
 
 def manifest(package: Path, modules: Sequence[str], mypy: str) -> str:
