@@ -4,7 +4,8 @@ is at hand (llm_stream_codegen.native does the work).
 An editable install compiles into the source tree's `generated/python/llm_stream/_native/`
 (nothing when it already holds a build of the same sources); a wheel compiles in a temporary
 folder and carries the files as `llm_stream/_native/`, tagged for this interpreter and platform.
-A build that fails says why in one line and leaves the package pure Python, which works the same.
+A build that fails (or a tree it cannot write) says why in one line and leaves the package pure
+Python, which decodes the same.
 """
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ def pure(session: nox.Session) -> None:
 
 @verifying
 def lint(session: nox.Session) -> None:
-    """ruff, and mypy in strict mode over llm_stream and llm_stream_codegen."""
+    """ruff, and mypy in strict mode over the packages and the build hook (hatch_build.py)."""
     shared.run(session, "ruff", "check", ".")
     shared.run(session, "mypy")
 

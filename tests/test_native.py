@@ -26,7 +26,6 @@ from llm_stream_codegen.journal import project_lock
 from llm_stream_codegen.native import (
     MANIFEST,
     NATIVE,
-    STAGING,
     BuildError,
     install,
     is_current,
@@ -35,18 +34,25 @@ from llm_stream_codegen.native import (
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "generated" / "python" / "llm_stream"
 MODULES = ("small.py",)
-SMALL = "def double(x: int) -> int:\n    return x * 2\n"
+SMALL = ("from .limits import LIMIT\n\n\ndef double(x: int) -> int:\n    return x * 2\n\n\n"
+         "def limit() -> int:\n    return LIMIT\n")
+LIMITS = "from typing import Final\n\nLIMIT: Final = 20\n"
+"""A module the compiled one imports, not compiled itself: mypyc inlines its `Final` constant."""
 REPORT = ("import llm_stream, llm_stream.small as small\n"
           "print(llm_stream.implementation(), small.__file__, type(small.double).__name__, "
           "small.double(21))")
+OTHER = ".cpython-399-elsewhere.so"
+"""Another interpreter's extension suffix."""
 
 
 def _package(root: Path, source: str = SMALL) -> Path:
-    """A package `llm_stream` under `root`: the bindings' own `__init__` and a small module."""
+    """A package `llm_stream` under `root`: the bindings' own `__init__`, a small module and
+    the module of constants it imports."""
     package = root / "llm_stream"
     package.mkdir(parents=True)
     shutil.copy2(PACKAGE / "__init__.py", package / "__init__.py")
     (package / "small.py").write_text(source)
+    (package / "limits.py").write_text(LIMITS)
     return package
 
 
@@ -90,9 +96,11 @@ def test_a_fresh_build_is_loaded(built: Path) -> None:
     assert implementation == "compiled"
     assert Path(file) == built / "llm_stream" / NATIVE / f"small{EXTENSION_SUFFIXES[0]}"
     assert (kind, result) == ("builtin_function_or_method", "42")
-    manifest = (built / "llm_stream" / NATIVE / MANIFEST).read_text().splitlines()
+    manifest = (built / "llm_stream" / NATIVE / f"manifest{EXTENSION_SUFFIXES[0]}.txt"
+                ).read_text().splitlines()
     assert manifest[0] == f"suffix {EXTENSION_SUFFIXES[0]}"
-    assert manifest[2].startswith("sha256 small.py ")
+    assert manifest[2] == "compiled small.py"
+    assert [line.split()[1] for line in manifest[3:]] == ["__init__.py", "limits.py", "small.py"]
 
 
 def test_checking_the_build_loads_no_openssl(built: Path) -> None:
@@ -117,7 +125,7 @@ def test_a_changed_source_falls_back_to_the_pure_module(copy: Path) -> None:
     assert not is_current(copy / "llm_stream", MODULES)
 
 
-@pytest.mark.parametrize("line", ["suffix .cpython-299-elsewhere.so", "suffix"])
+@pytest.mark.parametrize("line", [f"suffix {OTHER}", "suffix"])
 def test_a_build_for_another_interpreter_is_not_loaded(copy: Path, line: str) -> None:
     manifest = copy / "llm_stream" / NATIVE / MANIFEST
     manifest.write_text(manifest.read_text().replace(f"suffix {EXTENSION_SUFFIXES[0]}", line))
@@ -131,11 +139,121 @@ def test_LLM_STREAM_PURE_chooses_the_pure_modules(
     assert _loaded(built, LLM_STREAM_PURE=value)[0] == implementation
 
 
-def test_version_names_the_implementation() -> None:
+def test_a_change_of_a_module_the_compiled_one_imports_makes_the_build_stale(
+        copy: Path) -> None:
+    """mypyc compiled the constant of `limits` into `small`: a build that outlived a change of
+    `limits` would go on using the old value."""
+    code = "import llm_stream, llm_stream.small as small\nprint(small.limit())"
+    assert _python(copy, code) == ["20"]
+    (copy / "llm_stream" / "limits.py").write_text(LIMITS.replace("20", "200"))
+    assert _python(copy, code) == ["200"]
+    assert _loaded(copy)[0] == "pure" and not is_current(copy / "llm_stream", MODULES)
+
+
+def test_a_module_added_to_the_package_makes_the_build_stale(copy: Path) -> None:
+    (copy / "llm_stream" / "added.py").write_text("ADDED = 1\n")
+    assert _loaded(copy)[0] == "pure"
+
+
+def test_a_source_with_a_new_time_of_change_and_the_same_content_still_matches(
+        copy: Path) -> None:
+    """A checkout rewrites the files: the loader then hashes them, and finds the same sources."""
+    for source in (copy / "llm_stream").glob("*.py"):
+        os.utime(source, ns=(source.stat().st_atime_ns, source.stat().st_mtime_ns + 10**9))
+    assert _loaded(copy)[0] == "compiled" and is_current(copy / "llm_stream", MODULES)
+
+
+def test_another_interpreters_build_is_left_alone(copy: Path) -> None:
+    """Two interpreters sharing the tree (a venv and a nox session's) each keep their build:
+    an install replaces its own interpreter's files only."""
+    native = copy / "llm_stream" / NATIVE
+    theirs = {f"small{OTHER}": b"their module", f"_native__mypyc{OTHER}": b"their library",
+              f"manifest{OTHER}.txt": f"suffix {OTHER}\n".encode()}
+    for name, content in theirs.items():
+        (native / name).write_bytes(content)
+    assert _loaded(copy)[0] == "compiled"
+    (copy / "llm_stream" / "small.py").write_text(SMALL.replace("x * 2", "x + x"))
+    assert install(copy / "llm_stream", copy, MODULES) == f"compiled small.py into {native}"
+    assert {name: (native / name).read_bytes() for name in theirs} == theirs
+    assert _loaded(copy)[0] == "compiled"
+
+
+def test_an_install_after_an_interrupted_one_leaves_only_its_build(copy: Path) -> None:
+    """An install killed after it removed its manifest leaves no manifest: pure until the next
+    install, which removes the files of this interpreter that its build does not have."""
+    native = copy / "llm_stream" / NATIVE
+    (native / MANIFEST).unlink()
+    (native / f"gone{EXTENSION_SUFFIXES[0]}").write_bytes(b"of an older build")
+    (native / f".small{EXTENSION_SUFFIXES[0]}.x1y2z3").write_bytes(b"half written")
+    assert _loaded(copy)[0] == "pure"
+    install(copy / "llm_stream", copy, MODULES)
+    assert sorted(os.listdir(native)) == sorted(
+        [MANIFEST, f"small{EXTENSION_SUFFIXES[0]}", f"_native__mypyc{EXTENSION_SUFFIXES[0]}"])
+    assert _loaded(copy)[0] == "compiled"
+
+
+@pytest.mark.parametrize("change", ["an extension added", "an extension missing",
+                                    "another list of modules", "a manifest not UTF-8"])
+def test_a_build_whose_files_are_not_its_manifests_is_not_loaded(
+        copy: Path, change: str) -> None:
+    """The loader trusts the manifest only as far as `_native/` holds, for this interpreter,
+    exactly the files of the build it describes; any doubt means pure, never a traceback."""
+    native = copy / "llm_stream" / NATIVE
+    small = native / f"small{EXTENSION_SUFFIXES[0]}"
+    manifest = native / MANIFEST
+    if change == "an extension added":
+        shutil.copy2(small, native / f"limits{EXTENSION_SUFFIXES[0]}")
+    elif change == "an extension missing":
+        small.unlink()
+    elif change == "another list of modules":
+        manifest.write_text(manifest.read_text().replace("compiled small.py",
+                                                         "compiled small.py limits.py"))
+    else:
+        manifest.write_bytes(b"\xff\xfe" + manifest.read_bytes())
+    assert _loaded(copy)[:2] == ["pure", str(copy / "llm_stream" / "small.py")]
+    assert not is_current(copy / "llm_stream", MODULES)
+
+
+def test_an_unwritable_tree_is_left_pure_in_one_line(tmp_path: Path) -> None:
+    """An install into a tree it cannot write (read-only, or another user's) says so before
+    compiling anything, and the install goes on pure. Run as root, whom no mode stops, the
+    install runs without root's capabilities (setpriv)."""
+    code = ("import sys; from pathlib import Path; "
+            "from llm_stream_codegen.native import BuildError, install\n"
+            "try:\n    install(Path(sys.argv[1]), Path(sys.argv[2]), ('small.py',))\n"
+            "except BuildError as exc:\n    print(exc)")
+    unprivileged: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("run as root without setpriv, which could drop root's capabilities")
+        unprivileged = [setpriv, "--inh-caps=-all", "--bounding-set=-all", "--"]
+    package = _package(tmp_path)
+    package.chmod(0o555)
+    try:
+        result = subprocess.run(
+            [*unprivileged, sys.executable, "-c", code, str(package), str(tmp_path)],
+            capture_output=True, text=True, timeout=300, check=False)
+    finally:
+        package.chmod(0o755)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout == f"{package} is not writable, so no build can be kept there\n"
+    assert not (package / NATIVE).exists()
+
+
+@pytest.mark.parametrize("pure", [True, False], ids=["pure", "as installed"])
+def test_version_names_the_implementation(pure: bool) -> None:
+    environment = {key: value for key, value in os.environ.items() if key != "LLM_STREAM_PURE"}
+    if pure:
+        environment["LLM_STREAM_PURE"] = "1"
+    loaded = subprocess.run([sys.executable, "-c", "import llm_stream\n"
+                             "print(llm_stream.implementation())"], env=environment,
+                            capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == ("pure" if pure else _installed_implementation())
     command = [sys.executable, "-m", "llm_stream_codegen.cli", "--version"]
-    pure = subprocess.run(command, env={**os.environ, "LLM_STREAM_PURE": "1"},
-                          capture_output=True, text=True, check=True)
-    assert pure.stdout.endswith("; decoder: pure)\n")
+    version = subprocess.run(command, env=environment, capture_output=True, text=True,
+                             check=True)
+    assert version.stdout.endswith(f"; decoder: {loaded})\n")
 
 
 def test_a_build_waits_for_the_projects_lock(copy: Path) -> None:
@@ -175,7 +293,8 @@ def test_the_build_finds_its_builder_where_pip_hides_the_projects_paths(
 
 
 FAILURES = {
-    "a type error": ({}, SMALL + "WRONG: int = 'text'\n", "small.py:3: error: Incompatible"),
+    "a type error": ({}, SMALL + "WRONG: int = 'text'\n",
+                     f"small.py:{len(SMALL.splitlines()) + 1}: error: Incompatible"),
     "no C compiler": ({"CC": "/nonexistent/cc"}, SMALL.replace("2", "3"), "/nonexistent/cc"),
 }
 
@@ -198,7 +317,8 @@ def test_a_failed_build_leaves_native_as_it_was(
         install(package, copy, MODULES)
     assert "\n" not in str(raised.value) and reason in str(raised.value)
     assert (_files(package / NATIVE) if (package / NATIVE).exists() else None) == kept
-    assert not any((package / name).exists() for name in STAGING)
+    assert not (package / NATIVE).exists() or not any(
+        name.startswith(".") for name in os.listdir(package / NATIVE))
     assert _loaded(copy)[0] == "pure"
 
 
@@ -208,11 +328,24 @@ def _c_compiler() -> str | None:
     return shutil.which(shlex.split(compiler)[0])
 
 
+def _python_headers() -> bool:
+    """Whether this interpreter's C headers, which every extension module includes, are here."""
+    return (Path(sysconfig.get_paths()["include"]) / "Python.h").is_file()
+
+
+def _installed_implementation() -> str:
+    """What the install gives where it could compile: "compiled", else "pure"."""
+    return "compiled" if _c_compiler() and _python_headers() else "pure"
+
+
 def test_this_environment_runs_the_compiled_decoder() -> None:
     if os.environ.get("LLM_STREAM_PURE", "") not in ("", "0"):
         pytest.skip("LLM_STREAM_PURE is set: this run tests the pure modules on purpose")
     if _c_compiler() is None:
         pytest.skip("no C compiler here, so the install could not compile the decoder")
+    if not _python_headers():
+        pytest.skip(f"no Python.h in {sysconfig.get_paths()['include']} (the Python headers, "
+                    "a package like python3-dev), so the install could not compile the decoder")
     package = Path(llm_stream.__file__).parent
     assert llm_stream.implementation() == "compiled", (
         f"{package / NATIVE} is missing or stale: reinstall the project (`pip install -e .`, "

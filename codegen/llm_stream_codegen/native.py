@@ -1,20 +1,25 @@
 """Compiling the bindings' hot modules with mypyc into the package's `_native/` folder.
 
 The modules of `COMPILED` are compiled from the package's own sources, unchanged, into extension
-modules that `llm_stream/__init__.py` puts ahead of the pure ones only while a manifest (the
-sha256 of each source, the interpreter's extension suffix) says they were built from the sources
-beside them. The pure modules stay the reference, and what the package falls back to: a build
-that fails (no C compiler, a mypyc error) says so in one line and leaves `_native/` as it was.
+modules that `llm_stream/__init__.py` puts ahead of the pure ones only while a manifest says they
+were built from the sources beside them. The manifest covers every top-level module of the
+package, not only the compiled ones: mypyc inlines the `Final` constants and relies on the types
+of what the compiled modules import, so a change anywhere in the package makes the build stale.
+Each interpreter has its own manifest (named with its extension suffix, as the extension files
+are), so builds for several interpreters sharing one tree coexist. The pure modules stay the
+reference, and what the package falls back to: a build that fails (no C compiler, a mypyc error,
+a tree it cannot write) says so in one line and leaves `_native/` as it was.
 
 The build hook (`hatch_build.py`) imports this module in an isolated build environment that
-holds only mypy and setuptools, so it imports nothing but the standard library (and, for the
-project's lock, `journal`, which does the same); the compilation itself runs in a child
+holds only mypy and setuptools, so it imports nothing but the standard library (and `atomic`,
+and for the project's lock `journal`, which do the same); the compilation itself runs in a child
 interpreter (`compile_here`), which keeps mypyc's and setuptools' output and global state out
 of the caller.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -24,23 +29,27 @@ from hashlib import sha256
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
+from .atomic import write_atomic
+
 COMPILED = ("decoder.py", "sse.py")
 """The modules compiled, by file name in the package: the decoder's per-event work."""
 NATIVE = "_native"
-"""The folder, inside the package, that holds the extension modules and their manifest."""
-MANIFEST = "manifest"
-"""The manifest's file name in `NATIVE`; the package's `__init__` reads the same format."""
+"""The folder, inside the package, that holds the extension modules and their manifests."""
+SUFFIX = EXTENSION_SUFFIXES[0]
+"""This interpreter's extension suffix, which names its extension files and its manifest."""
+MANIFEST = f"manifest{SUFFIX}.txt"
+"""This interpreter's manifest in `NATIVE`; the package's `__init__` reads the same name and
+format."""
 GROUP = "_native"
 """mypyc's group: its shared library is `<package>._native__mypyc`, inside the package."""
-STAGING = (f"{NATIVE}.new", f"{NATIVE}.old")
-"""Where a build is assembled, and where the build it replaces is put aside, beside `NATIVE`."""
 MYPY_OPTIONS = ("--no-site-packages", "--ignore-missing-imports")
 """The compiled code is typed by the package alone, whatever else the interpreter has installed
 (pydantic, which the sources name only for type checking), so every build is the same."""
 
 
 class BuildError(Exception):
-    """The compilation failed; the message is its one-line reason."""
+    """The compilation failed, or its result could not be kept; the message is the one-line
+    reason."""
 
 
 def mypy_version() -> str | None:
@@ -52,27 +61,45 @@ def mypy_version() -> str | None:
     return __version__
 
 
-def manifest(sources: dict[str, bytes], mypy: str) -> str:
-    """The manifest of a build from `sources` (file name to bytes): one `key value...` line a
-    fact, so that `__init__` reads it with str.split, without importing json."""
-    lines = [f"suffix {EXTENSION_SUFFIXES[0]}", f"mypy {mypy}"]
-    lines += [f"sha256 {name} {sha256(content).hexdigest()}"
-              for name, content in sorted(sources.items())]
+def extension_files(modules: Sequence[str]) -> set[str]:
+    """The files a build of `modules` puts in `NATIVE` for this interpreter: one extension a
+    module, and the group's shared library."""
+    return {f"{name.removesuffix('.py')}{SUFFIX}" for name in modules} | {f"{GROUP}__mypyc{SUFFIX}"}
+
+
+def manifest(package: Path, modules: Sequence[str], mypy: str) -> str:
+    """The manifest of a build of `package`'s sources: one `key value...` line a fact, so that
+    `__init__` reads it with str.split, without importing json. A line `source NAME SIZE
+    MTIME_NS SHA256` a top-level module: the loader hashes only a file whose size is the same and
+    whose time of change is not, which keeps `import llm_stream` from hashing the package."""
+    lines = [f"suffix {SUFFIX}", f"mypy {mypy}", f"compiled {' '.join(modules)}"]
+    for source in sorted(package.glob("*.py")):
+        status = source.stat()
+        digest = sha256(source.read_bytes()).hexdigest()
+        lines.append(f"source {source.name} {status.st_size} {status.st_mtime_ns} {digest}")
     return "\n".join(lines) + "\n"
 
 
-def read_sources(package: Path, modules: Sequence[str] = COMPILED) -> dict[str, bytes]:
-    return {name: (package / name).read_bytes() for name in modules}
+def _facts(manifest: str) -> list[list[str]]:
+    """What two manifests must share to describe one build: all but the files' times of change
+    and sizes (a checkout changes the times, and the digest covers the size)."""
+    lines = [line.split() for line in manifest.splitlines()]
+    return [[line[0], line[1], line[4]] if line[:1] == ["source"] and len(line) == 5 else line
+            for line in lines]
 
 
 def is_current(package: Path, modules: Sequence[str] = COMPILED) -> bool:
-    """Whether `package/_native/` holds a build of these sources by this mypy and interpreter."""
+    """Whether `package/_native/` holds, for this interpreter, a whole build of these sources by
+    this mypy."""
     mypy = mypy_version()
+    native = package / NATIVE
     try:
-        present = (package / NATIVE / MANIFEST).read_text(encoding="utf-8")
-    except OSError:
+        present = (native / MANIFEST).read_text(encoding="utf-8")
+        built = {path.name for path in native.iterdir() if path.name.endswith(SUFFIX)}
+    except (OSError, ValueError):
         return False
-    return mypy is not None and present == manifest(read_sources(package, modules), mypy)
+    return (mypy is not None and built == extension_files(modules)
+            and _facts(present) == _facts(manifest(package, modules, mypy)))
 
 
 def compile_modules(package: Path, into: Path, modules: Sequence[str] = COMPILED) -> None:
@@ -87,20 +114,20 @@ def compile_modules(package: Path, into: Path, modules: Sequence[str] = COMPILED
     with tempfile.TemporaryDirectory(prefix="llm-stream-native-") as work:
         copy = Path(work) / package.name
         shutil.copytree(package, copy, ignore=shutil.ignore_patterns(
-            "__pycache__", NATIVE, *STAGING, "*.so", "*.pyd"))
-        sources = read_sources(copy, modules)
+            "__pycache__", NATIVE, "*.so", "*.pyd"))
+        built_from = manifest(copy, modules, mypy)  # the copy keeps the files' times of change
         codegen = str(Path(__file__).resolve().parent.parent)
         command = [sys.executable, "-c", _CHILD, codegen, package.name, *modules]
         result = subprocess.run(command, cwd=work, capture_output=True, text=True, check=False)
         if result.returncode != 0:
             raise BuildError(_reason(result.stdout + result.stderr))
-        built = sorted((Path(work) / "out" / package.name).glob(f"*{EXTENSION_SUFFIXES[0]}"))
-        if not built:
-            raise BuildError("the compiler produced no extension module")
+        built = sorted((Path(work) / "out" / package.name).glob(f"*{SUFFIX}"))
+        if {extension.name for extension in built} != extension_files(modules):
+            raise BuildError("the compiler did not produce the extension modules expected")
         into.mkdir()
         for extension in built:
             shutil.copy2(extension, into / extension.name)
-        (into / MANIFEST).write_text(manifest(sources, mypy), encoding="utf-8")
+        (into / MANIFEST).write_text(built_from, encoding="utf-8")
 
 
 def _reason(output: str) -> str:
@@ -115,31 +142,46 @@ def _reason(output: str) -> str:
 
 
 def install(package: Path, root: Path, modules: Sequence[str] = COMPILED) -> str:
-    """Bring `package/_native/` up to date with the sources, holding `root`'s write lock:
-    nothing to do when its manifest matches; else build beside it and rename the build into
-    place, so that `_native/` is at every moment a whole build or absent. Returns what was done,
-    in one line; raises BuildError (with `_native/` as it was) when the build fails."""
+    """Bring this interpreter's build in `package/_native/` up to date with the sources, holding
+    `root`'s write lock: nothing to do when it is current; else compile, then `_put_in_place`.
+    Returns what was done, in one line; raises BuildError (with `_native/` as it was) when the
+    build fails or the tree cannot be written."""
     from .journal import project_lock  # here: journal's output module imports this one
 
     native = package / NATIVE
     if is_current(package, modules):
         return f"{native} is up to date"
-    with project_lock(root, exclusive=True):
-        if is_current(package, modules):  # built by the install that held the lock before
-            return f"{native} is up to date"
-        new, old = (package / name for name in STAGING)
-        for leftover in (new, old):  # of a build that was killed
-            shutil.rmtree(leftover, ignore_errors=True)
-        try:
-            compile_modules(package, new, modules)
-        except BaseException:
-            shutil.rmtree(new, ignore_errors=True)
-            raise
-        if native.exists():
-            native.rename(old)
-        new.rename(native)
-        shutil.rmtree(old, ignore_errors=True)
+    written = native if native.exists() else package
+    if not os.access(written, os.W_OK):  # before half a minute of compiling for nothing
+        raise BuildError(f"{written} is not writable, so no build can be kept there")
+    try:
+        with project_lock(root, exclusive=True):
+            if is_current(package, modules):  # built by the install that held the lock before
+                return f"{native} is up to date"
+            with tempfile.TemporaryDirectory(prefix="llm-stream-build-") as work:
+                compile_modules(package, Path(work) / NATIVE, modules)
+                _put_in_place(Path(work) / NATIVE, native)
+    except OSError as exc:
+        raise BuildError(f"the build could not be kept in {native}: {exc}") from exc
     return f"compiled {', '.join(modules)} into {native}"
+
+
+def _put_in_place(build: Path, native: Path) -> None:
+    """Replace this interpreter's files in `native` by `build`'s, leaving other interpreters'
+    alone: its manifest goes first and comes back last, so that a kill at any point leaves
+    either no manifest for this interpreter (pure, rebuilt by the next install) or a whole
+    build. Each extension file is renamed into place, so a process that loaded the old one
+    keeps it mapped."""
+    native.mkdir(exist_ok=True)
+    (native / MANIFEST).unlink(missing_ok=True)
+    for leftover in native.glob(f".*{SUFFIX}*"):  # write_atomic's, of an install killed
+        leftover.unlink()
+    for extension in sorted(build.glob(f"*{SUFFIX}")):
+        write_atomic(native / extension.name, extension.read_bytes())
+    for old in native.glob(f"*{SUFFIX}"):
+        if not (build / old.name).exists():
+            old.unlink()
+    write_atomic(native / MANIFEST, (build / MANIFEST).read_bytes())
 
 
 _CHILD = ("import sys; sys.path.insert(0, sys.argv[1]); "
@@ -161,4 +203,3 @@ def compile_here(package: str, modules: Sequence[str]) -> None:
                           opt_level="3", group_name=f"{package}.{GROUP}", target_dir="c")
     setup(name=f"{package}-native", ext_modules=extensions, script_args=[
         "--quiet", "build_ext", "--build-lib", "out", "--build-temp", "temp"])
-

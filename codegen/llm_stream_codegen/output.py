@@ -12,16 +12,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .atomic import write_atomic
-from .native import NATIVE, STAGING
+from .native import NATIVE
 
 if TYPE_CHECKING:
     from .rendering import Artifact
 
 GENERATED = "generated"
-_IGNORED_PARTS = frozenset({"__pycache__", "node_modules", "dist", NATIVE, *STAGING})
-"""What building the bindings leaves beside them: Python's caches, the compiled modules (and a
-build of them under way), and the TypeScript package's dependencies and build when it is built
-in place (`npm pack`)."""
+_IGNORED_PARTS = frozenset({"__pycache__", "node_modules", "dist", NATIVE})
+"""What building the bindings leaves beside them: Python's caches, the compiled modules, and the
+TypeScript package's dependencies and build when it is built in place (`npm pack`)."""
 
 
 def existing_files(root: Path) -> set[str]:
