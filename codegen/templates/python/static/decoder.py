@@ -667,12 +667,13 @@ class Decoder:
         typed = self._typed
         if typed is not None:
             if event is not None:
+                fields = event.__dict__  # read once for both below
                 if not (  # `_Typed.members` settles the commonest text, as in `_events`
                     kind in _BARE and payload.count(b":") == typed.members.get(kind)
-                ) and not self._sound(payload, event, kind):
+                ) and not self._sound(payload, event, kind, fields):
                     event = None
                 elif (quick := self._quicks.get(kind)) is not None and quick.take(
-                        self, event.__dict__, True):
+                        self, fields, True):
                     self._last_line = line or sse.took_whole_event()
                     return [event]
         else:
@@ -746,18 +747,20 @@ class Decoder:
                                     out.append(model)
                                     continue
                                 model = None  # not to be trusted
-                            elif not (  # `_Typed.members` settles the commonest text
-                                sse_type in _BARE
-                                and (data.count(b":") if isinstance(data, bytes)
-                                     else data.count(":")) == members.get(sse_type)
-                            ) and not self._sound(data, model, sse_type):
-                                model = None
-                            elif (quick := quicks.get(sse_type)) is not None:
-                                self._expected_seq = expected
-                                if quick.take(self, model.__dict__, True):
-                                    expected = self._expected_seq
-                                    out.append(model)
-                                    continue
+                            else:
+                                fields = model.__dict__  # read once for both below
+                                if not (  # `_Typed.members` settles the commonest text
+                                    sse_type in _BARE
+                                    and (data.count(b":") if isinstance(data, bytes)
+                                         else data.count(":")) == members.get(sse_type)
+                                ) and not self._sound(data, model, sse_type, fields):
+                                    model = None
+                                elif (quick := quicks.get(sse_type)) is not None:
+                                    self._expected_seq = expected
+                                    if quick.take(self, fields, True):
+                                        expected = self._expected_seq
+                                        out.append(model)
+                                        continue
                     else:
                         try:
                             parsed = obj = from_json(data, allow_inf_nan=False)
@@ -816,12 +819,14 @@ class Decoder:
             self._last_line = sse_events[-1][4]
         return out
 
-    def _sound(self, text: str | bytes, value: Any, kind: str) -> bool:
+    def _sound(
+        self, text: str | bytes, value: Any, kind: str, fields: dict[str, Any] | None = None
+    ) -> bool:
         """Whether the text of an event that the hot or quick path may take nests within the
         limit (LS-LIMIT-3) and writes no member name twice (D-DUPLICATE-KEYS); the general path
         reports either. Typed, `value` is the model built from it, to be trusted only if this
         holds: the text then also holds no NaN or Infinity, nor a null where its model takes
-        one (`_Typed.whole`).
+        one (`_Typed.whole`); `fields`, the model's fields when the caller read them.
 
         A text holds a colon of its own for each member it writes, outside strings, and within
         its strings one for each colon they hold, unless it escapes one (\\u003a). So a text
@@ -843,7 +848,8 @@ class Decoder:
             members = typed.members.get(kind, 0)
             if colons == members:
                 return True
-            fields = value.__dict__
+            if fields is None:
+                fields = value.__dict__
             if members and _accounted(text, words, colons, members, fields, kind):
                 return True
             if _holds(text, words.nan_initial, words.nan) or _holds(
