@@ -1131,3 +1131,18 @@ def test_events_pickle_and_copy_as_equal_events() -> None:
     assert event == SSEEvent("a", "x", "7", 5, 1)
     for again in (pickle.loads(pickle.dumps(event)), copy.copy(event), copy.deepcopy(event)):
         assert again == event and type(again) is SSEEvent
+
+
+def test_a_run_of_types_read_before_is_read_alike() -> None:
+    """The types of the event lines of a run are kept for the next runs, of any decoder: an
+    empty one stays "message", in str and in bytes, and a line kept is never taken for
+    another."""
+    region = b"event: a\ndata: 1\n\nevent: \ndata: 2\n\nevent: b\ndata: 3\n\n"
+    for bytes_data in (False, True, False, True):
+        fields = SSEDecoder(bytes_data=bytes_data).feed_fields(region)
+        assert [(kind, bytes(data) if bytes_data else data) for kind, data, *_ in fields] == (
+            [("a", b"1"), ("message", b"2"), ("b", b"3")] if bytes_data
+            else [("a", "1"), ("message", "2"), ("b", "3")])
+        other = region.replace(b"event: b", b"event: ab")
+        again = SSEDecoder(bytes_data=bytes_data).feed_fields(other)
+        assert [kind for kind, *_ in again] == ["a", "message", "ab"]

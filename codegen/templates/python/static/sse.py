@@ -127,8 +127,13 @@ def _split(text: str, crlf: bool) -> list[str]:
     return text.split("\n")
 
 
-_KNOWN_TYPES: Final = 64
-"""How many ``event:`` lines a decoder keeps the types of (`_columns`), and a region more."""
+_KNOWN: Final[dict[Any, str]] = {}
+"""The types of the ``event:`` lines (str or UTF-8 bytes) taken apart so far (`_columns`),
+shared by every decoder: a line always means the one type, so no stream can make another's
+wrong, and a short stream finds its types known."""
+_KNOWN_MAX: Final = 64
+"""How many lines `_KNOWN` grows to, and one region's lines more: a stream may name any
+number of types."""
 _TEXT_WORDS: Final = ("event: ", "data: ", "\n", "\ndata: ")
 _BYTE_WORDS: Final = (b"event: ", b"data: ", b"\n", b"\ndata: ")
 
@@ -162,9 +167,7 @@ def _one_type(text: Any) -> tuple[str, list[Any]] | None:
     return (kind.decode() if raw else kind) or "message", values
 
 
-def _columns(
-    lines: list[Any], known: dict[Any, str]
-) -> tuple[Iterable[str], list[Any], int] | None:
+def _columns(lines: list[Any]) -> tuple[Iterable[str], list[Any], int] | None:
     """The types and the data of events that all have one of the usual shapes, ``event:`` then
     ``data:`` or ``data:`` alone, and how many lines each takes with its blank line; else None.
 
@@ -172,9 +175,8 @@ def _columns(
     CR. A line holds no LF, so joining the lines of one kind with LF and cutting on LF and the
     field's name gives one value per line, and as many as there are events only if every such
     line has that field. The lines are str, or UTF-8 bytes, for data as bytes; types are str.
-    ``known`` maps the ``event:`` lines already taken apart to their types: a run whose types
-    are all known takes one lookup an event and no new string, and the decoder's lookups by
-    type find the one string each type is.
+    A run whose ``event:`` lines are all known (`_KNOWN`) takes one lookup an event and builds
+    no string for its types, and the decoder's lookups by type find the one string each is.
     """
     raw = type(lines[0]) is bytes
     words: Any = _BYTE_WORDS if raw else _TEXT_WORDS  # Any: str or bytes
@@ -185,7 +187,7 @@ def _columns(
             return None
         heads = lines[::3]
         try:
-            types = list(map(known.__getitem__, heads))
+            types = list(map(_KNOWN.__getitem__, heads))
         except KeyError:
             joined = eol.join(heads)
             types = (joined.decode() if raw else joined)[7:].split("\nevent: ")
@@ -193,8 +195,8 @@ def _columns(
                 return None
             if "" in types:
                 types = [kind or "message" for kind in types]
-            if len(known) < _KNOWN_TYPES:  # bounded: a stream may name any number of types
-                known.update(zip(heads, types))
+            if len(_KNOWN) < _KNOWN_MAX:
+                _KNOWN.update(zip(heads, types, strict=True))
         data = eol.join(lines[1::3])
         if data[:6] != data_field:
             return None
@@ -237,7 +239,6 @@ class SSEDecoder:
         # columns as the UTF-8 bytes it came as, for a JSON parser, which reads those faster
         # than a str it has to encode first.
         self._bytes_data = bytes_data
-        self._known: dict[Any, str] = {}  # the types of ``event:`` lines (`_columns`)
         self.diagnostics: list[Diagnostic] = []
         self._max_line = max_line_bytes
         self._max_event = max_event_bytes
@@ -736,8 +737,7 @@ class SSEDecoder:
         one = _one_type(text)
         columns = (
             (repeat(one[0]), one[1], 3) if one is not None
-            else _columns(
-                text.split("\n") if isinstance(text, str) else text.split(b"\n"), self._known)
+            else _columns(text.split("\n") if isinstance(text, str) else text.split(b"\n"))
         )
         if columns is None:
             if isinstance(text, bytes):
