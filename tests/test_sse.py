@@ -1146,3 +1146,18 @@ def test_a_run_of_types_read_before_is_read_alike() -> None:
         other = region.replace(b"event: b", b"event: ab")
         again = SSEDecoder(bytes_data=bytes_data).feed_fields(other)
         assert [kind for kind, *_ in again] == ["a", "message", "ab"]
+
+
+def test_a_stream_of_ever_new_types_keeps_the_table_of_types_bounded() -> None:
+    """Every region naming types never seen: the table of known lines stays within its bound,
+    emptied when full rather than closed to the types that come after."""
+    from llm_stream import sse
+
+    decoder = SSEDecoder()
+    for n in range(300):
+        region = f"event: t{n}\ndata: 1\n\nevent: t{n}b\ndata: 2\n\n".encode()
+        assert [kind for kind, *_ in decoder.feed_fields(region)] == [f"t{n}", f"t{n}b"]
+        assert len(sse._KNOWN) <= sse._KNOWN_MAX + 2
+    usual = b"event: content.delta\ndata: 1\n\nevent: usage\ndata: 2\n\n"
+    SSEDecoder().feed_fields(usual)
+    assert "event: usage" in sse._KNOWN

@@ -132,8 +132,8 @@ _KNOWN: Final[dict[Any, str]] = {}
 shared by every decoder: a line always means the one type, so no stream can make another's
 wrong, and a short stream finds its types known."""
 _KNOWN_MAX: Final = 64
-"""How many lines `_KNOWN` grows to, and one region's lines more: a stream may name any
-number of types."""
+"""How many lines `_KNOWN` holds before it is emptied, and one region's lines more: a stream
+may name any number of types, and would otherwise leave no room for the usual ones."""
 _TEXT_WORDS: Final = ("event: ", "data: ", "\n", "\ndata: ")
 _BYTE_WORDS: Final = (b"event: ", b"data: ", b"\n", b"\ndata: ")
 
@@ -195,8 +195,9 @@ def _columns(lines: list[Any]) -> tuple[Iterable[str], list[Any], int] | None:
                 return None
             if "" in types:
                 types = [kind or "message" for kind in types]
-            if len(_KNOWN) < _KNOWN_MAX:
-                _KNOWN.update(zip(heads, types, strict=True))
+            if len(_KNOWN) >= _KNOWN_MAX:
+                _KNOWN.clear()  # a stream that names ever new types: the usual ones come back
+            _KNOWN.update(zip(heads, types, strict=True))
         data = eol.join(lines[1::3])
         if data[:6] != data_field:
             return None
