@@ -1410,6 +1410,16 @@ class _QuickPath:
                     kept.add(value)
         return True
 
+    def _in_order(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> int:
+        """The event's seq if it is the one expected (an int from 0, as the schema has it) and,
+        unless the event was validated, its envelope holds; else -1."""
+        seq = obj.get("seq")
+        if type(seq) is not int or seq != (
+            0 if self.first and decoder._first else decoder._expected_seq
+        ) or not 0 <= seq <= _SEQ_MAX or (not validated and not self._envelope(decoder, obj)):
+            return -1
+        return seq
+
     def _moved(self, decoder: Decoder, seq: int, state: str, target: str) -> None:
         """The changes `_sequence` and `_lifecycle` make for an event that a quick path took,
         the same at every place."""
@@ -1454,10 +1464,8 @@ class _QuickOutside(_QuickPath):
     stream.end."""
 
     def take(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
-        seq = obj.get("seq")
-        if type(seq) is not int or seq != (  # seq is an int from 0, as the schema has it
-            0 if self.first and decoder._first else decoder._expected_seq
-        ) or not 0 <= seq <= _SEQ_MAX or (not validated and not self._envelope(decoder, obj)):
+        seq = self._in_order(decoder, obj, validated)
+        if seq < 0:
             return False
         state = decoder._state
         target = self.moves.get(state)
@@ -1481,10 +1489,8 @@ class _QuickBlockEnd(_QuickPath):
         """What a block this type comes to first becomes; None: it may not come first."""
 
     def take(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
-        seq = obj.get("seq")
-        if type(seq) is not int or seq != (  # seq is an int from 0, as the schema has it
-            0 if self.first and decoder._first else decoder._expected_seq
-        ) or not 0 <= seq <= _SEQ_MAX or (not validated and not self._envelope(decoder, obj)):
+        seq = self._in_order(decoder, obj, validated)
+        if seq < 0:
             return False
         state = decoder._state
         target = self.moves.get(state)
@@ -1548,10 +1554,8 @@ class _QuickInBlock(_QuickPath):
         """What a block this type opens becomes; None: it may not open one."""
 
     def take(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> bool:
-        seq = obj.get("seq")
-        if type(seq) is not int or seq != (  # seq is an int from 0, as the schema has it
-            0 if self.first and decoder._first else decoder._expected_seq
-        ) or not 0 <= seq <= _SEQ_MAX or (not validated and not self._envelope(decoder, obj)):
+        seq = self._in_order(decoder, obj, validated)
+        if seq < 0:
             return False
         state = decoder._state
         target = self.moves.get(state)
