@@ -840,15 +840,13 @@ def decode_taking_heads(
     for chunk in chunks:
         kind = head[7:-7].decode() or "message"
         taken = decoder.event_of(chunk, head)
-        if type(taken) is bytes:  # found whole, not taken: taken once found UTF-8, else fed
+        if type(taken) is bytes:  # found, not taken: taken once found UTF-8, else fed
             try:
                 text = taken.decode()
             except UnicodeDecodeError:
                 taken = None
             else:
                 events.append(ev(text, kind, line=decoder.took_whole_event()))
-        elif taken:
-            events.append(ev(taken[0].decode(), kind, line=taken[1]))
         if taken is None:
             new = decoder.feed(chunk)
             events += new
@@ -931,20 +929,18 @@ HELD = b"event: a\nda"  # the start of an event, held as it came
     ([HELD], b"ta: 2\n\ndata: 3\r\r"),  # an event ends in the rest, at CRs
     ([HELD], b"ta: 2\n\ndata: 3\n\n"),  # an event ends in the rest
     ([HELD], b"ta: 2\n\n\n"),  # a blank line ends the rest
-    ([HELD], b"ta: \xff\n\n"),  # not UTF-8
     ([HELD], b"ta: " + b"2" * 40 + b"\n\n"),  # over the line limit
     ([HELD, "close"], b"ta: 2\n\n"),  # closed
     ([b"event: a", "close"], b"\ndata: 2\n\n"),  # closed, with a line held
     ([], b"event: a\n"),  # lines that end, with nothing held: taken apart at once
     ([], b"event: a\ndata: 1\rdata: 2\n\n"),  # a whole event with a CR
     ([], b"event: a\ndata: 1\ndata: 2\n\n"),  # a whole event with two data lines
-    ([HELD, b"ta: 1\n"], b"\ndata: 2"),  # a blank line after a piece held
     ([HELD], b"ta: " + b"2" * 70000),  # too much to hold
 ])
 def test_event_of_refuses_anything_else(before: list[Any], chunk: bytes) -> None:
     """Only a chunk that ends no event, held as feed holds it, or one that ends an event of the
-    head begun in the pieces held since the last event, its data one line of UTF-8, the rest of
-    the chunk ending none, within the limits, is fed so; anything else is left to feed."""
+    head begun in the pieces held since the last event, its data one line, the rest of the chunk
+    ending none, within the limits, is fed so; anything else is left to feed."""
     decoder = SSEDecoder(max_line_bytes=32)
     decoder.feed(FIRST)
     for piece in before:
@@ -954,30 +950,52 @@ def test_event_of_refuses_anything_else(before: list[Any], chunk: bytes) -> None
     assert (decoder._lines, decoder._start, decoder._tail) == (lines, start, tail)
 
 
-def test_event_of_holds_what_ends_no_event_and_takes_the_event_that_ends() -> None:
+def test_event_of_holds_what_ends_no_event_and_finds_the_event_that_ends() -> None:
+    """An event that ends in a chunk is found, not taken: taken, what follows it is held."""
     decoder = SSEDecoder()
     assert decoder.feed(FIRST + b"event: a\ndata: 1\n\nev") == [ev("0", "s"), ev("1", "a", line=4)]
     assert decoder.event_of(b"ent: a\nda", HEAD) == ()
-    assert decoder.event_of(b"ta: caf\xc3\xa9\n\nevent: a\nd", HEAD) == (
-        "caf\u00e9".encode(), 7)
+    assert decoder.event_of(b"ta: caf\xc3\xa9\n\nevent: a\nd", HEAD) == "caf\u00e9".encode()
+    assert decoder.took_whole_event() == 7
     assert decoder.event_of(b"ata: 3", HEAD) == ()
-    assert decoder.event_of(b"\n\n", HEAD) == (b"3", 10)
+    assert decoder.event_of(b"\n\n", HEAD) == b"3"
+    assert decoder.took_whole_event() == 10
     assert decoder.event_of(b"event: a\ndata: 4", HEAD) == ()  # nothing held before
-    assert decoder.event_of(b"\n\n", HEAD) == (b"4", 13)
+    assert decoder.event_of(b"\n\n", HEAD) == b"4"
+    assert decoder.took_whole_event() == 13
     assert decoder.event_of(b"event: a\ndata: 5\n\n", HEAD) == b"5"  # found whole
     assert decoder.took_whole_event() == 16  # and taken by the caller
     assert decoder.event_of(b"event: b\ndata: 6", HEAD) == ()
     assert decoder.feed(b"\n\n") == [ev("6", "b", line=19)]
 
 
+@pytest.mark.parametrize("chunk", [
+    b"ta: \xff\n\nevent: a\nd",  # not UTF-8: the caller, which checks it, feeds it
+    b"ta: 2\n\nevent: a\ndata: 3",  # or leaves it for any other reason
+])
+def test_an_event_found_ending_in_a_chunk_and_not_taken_is_fed(chunk: bytes) -> None:
+    decoder, fed = SSEDecoder(), SSEDecoder()
+    assert decoder.feed(FIRST + b"ev") == fed.feed(FIRST + b"ev")
+    assert decoder.event_of(b"ent: a\nda", HEAD) == () and fed.feed(b"ent: a\nda") == []
+    lines, start, tail = decoder._lines, decoder._start, list(decoder._tail)
+    assert decoder.event_of(chunk, HEAD) == chunk[4:chunk.index(b"\n")]
+    assert (decoder._lines, decoder._start, decoder._tail) == (lines, start, tail)
+    for piece in (chunk, b"ta: 4\n\n"):
+        assert decoder.feed(piece) == fed.feed(piece)
+    assert decoder.close() == fed.close() and decoder.diagnostics == fed.diagnostics
+
+
 def test_event_of_holds_an_empty_chunk_as_nothing() -> None:
-    """An empty chunk between a line end and an LF leaves the blank line they make to feed."""
+    """An empty chunk between a line end and an LF changes nothing: the LF, after the line end
+    held, makes the blank line that ends the event."""
     decoder = SSEDecoder()
     assert decoder.feed(FIRST + b"ev") == [ev("0", "s")]
     assert decoder.event_of(b"ent: a\ndata: 1\n", HEAD) == ()
     assert decoder.event_of(b"", HEAD) == ()
-    assert decoder.event_of(b"\nev", HEAD) is None
-    assert decoder.feed(b"\nev") == [ev("1", "a", line=4)]
+    assert decoder.event_of(b"\nev", HEAD) == b"1"
+    assert decoder.took_whole_event() == 4
+    assert decoder.event_of(b"ent: a\ndata: 2\n", HEAD) == ()
+    assert decoder.feed(b"\n") == [ev("2", "a", line=7)]
 
 
 TYPED = b"event: a\ndata: 1\n\n"

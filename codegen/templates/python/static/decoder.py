@@ -526,14 +526,11 @@ class Decoder:
         sse = self._sse
         hot = self._hot
         payload = None
-        line = 0  # that of the event once taken from the SSE layer
         if hot is not None and self._pending is None and not sse.diagnostics:
             head, kind = hot
             taken = sse.event_of(chunk, head)  # None once closed
-            if isinstance(taken, bytes):  # one whole event, not yet taken
+            if isinstance(taken, bytes):  # an event that ends here, not yet taken
                 payload = taken
-            elif taken:
-                payload, line = taken
             elif taken is not None:
                 return []  # no event ends in it, as in most pieces of a body in small pieces
         if payload is None:
@@ -573,7 +570,7 @@ class Decoder:
                 if payload.count(b":") == typed.members.get(kind) or self._sound(
                         payload, event, kind):
                     self._expected_seq = expected + 1
-                    self._last_line = line or sse.took_whole_event()
+                    self._last_line = sse.took_whole_event()
                     return [event]
                 event = None  # not to be trusted
             parsed = _UNPARSED
@@ -604,11 +601,11 @@ class Decoder:
                             == len(event) + (len(delta) if type(delta) is dict else 0)
                         ) or self._sound(payload, event, kind):
                             self._expected_seq = expected + 1
-                            self._last_line = line or sse.took_whole_event()
+                            self._last_line = sse.took_whole_event()
                             return [event]
                 except KeyError:
                     pass
-        events = self._whole(kind, payload, line, parsed, event)
+        events = self._whole(kind, payload, parsed, event)
         if events is not None:
             return events
         fields = sse.feed_fields(chunk)
@@ -655,11 +652,11 @@ class Decoder:
                 self._add(diagnostic)
 
     def _whole(
-        self, kind: str, payload: bytes, line: int, parsed: Any = _UNPARSED, event: Any = None
+        self, kind: str, payload: bytes, parsed: Any = _UNPARSED, event: Any = None
     ) -> list[Event] | None:
         """The events of one whole event of type `kind` and data `payload` that the hot path
-        (`feed`) did not take, taken from the SSE layer (starting at `line`) or not yet (0);
-        else None, and nothing changed. `parsed` is the data as parsed, if it was, and `event`,
+        (`feed`) did not take, found by the SSE layer and not yet taken from it; else None, and
+        nothing changed (the chunk is then fed). `parsed` is the data as parsed, if it was, and `event`,
         typed, the model built from it, if one was and it may be trusted as far as its text
         goes. The quick path (`_QUICK`) takes what it can, and the general path the rest, with
         what was parsed."""
@@ -674,7 +671,7 @@ class Decoder:
                     event = None
                 elif (quick := self._quicks.get(kind)) is not None and quick.take(
                         self, fields, True):
-                    self._last_line = line or sse.took_whole_event()
+                    self._last_line = sse.took_whole_event()
                     return [event]
         else:
             if (
@@ -684,14 +681,14 @@ class Decoder:
                      or self._sound(payload, event, kind))
                 and quick.take(self, event, False)
             ):
-                self._last_line = line or sse.took_whole_event()
+                self._last_line = sse.took_whole_event()
                 return [event]
             event = None  # the general path builds no model in this mode
         try:
-            data = payload.decode()  # taken, the SSE layer found it to be UTF-8
+            data = payload.decode()
         except UnicodeDecodeError:  # not taken: the SSE layer reports it
             return None
-        at = self._last_line = line or sse.took_whole_event()
+        at = self._last_line = sse.took_whole_event()
         general = self._general(kind, data, at, parsed, event)
         return [] if general is None else [general]
 

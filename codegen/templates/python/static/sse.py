@@ -12,7 +12,7 @@ decoded in one call and cut in one call; a run of events of the usual shapes (``
 CRLF line ends, once its CRs are dropped), and an event of a usual shape among others without
 being cut into lines. A caller that knows the ``event:`` line to expect may take an event of a
 chunk that is one whole event, or that ends one begun in the pieces held, by comparing its head
-(``whole_event_of``, ``feed_event_of``). Anything else (comments, ``id:``, several ``data:``
+(``event_of``). Anything else (comments, ``id:``, several ``data:``
 lines, a CR alone, invalid UTF-8, a line or an event near a limit) goes line by line through
 ``_field`` and ``_blank``, which hold the rules proper. Whatever the chunking, the events and
 the diagnostics are the same.
@@ -258,6 +258,8 @@ class SSEDecoder:
         self._tail: list[bytes] = []
         self._tail_len = 0
         self._deferred = False
+        # What follows the event that event_of found ending in a chunk, held once it is taken.
+        self._after: bytes | None = None
         self._lines = 0  # lines completed so far
         # WHATWG's buffers, and what our limits and diagnostics need to know about them.
         self._type = ""
@@ -287,6 +289,7 @@ class SSEDecoder:
         """As ``feed``, each event as the tuple of its fields: for a layer above that takes the
         events apart at once, which is cheaper than building objects it does not keep."""
         chunk: bytes = data if type(data) is bytes else bytes(data)
+        self._after = None  # an event event_of found, not taken: the chunk is fed instead
         if self._irregular:
             return self._feed_split(chunk)
         # In a regular state: take apart the bytes up to the last blank line, and hold what
@@ -428,26 +431,23 @@ class SSEDecoder:
             return None
         return lines[0], lines[1][6:]
 
-    def event_of(
-        self, data: bytes, head: bytes
-    ) -> bytes | tuple[bytes, int] | tuple[()] | None:
+    def event_of(self, data: bytes, head: bytes) -> bytes | tuple[()] | None:
         """Feed a chunk in LF line ends to a caller that knows the ``event:`` line to expect
-        (the LLM-Stream decoder, within a block): ``head`` is that line, LF, and ``data: ``.
-        Between events and within the limits:
+        (the LLM-Stream decoder, within a block): ``head`` is that line, LF, and ``data: ``
+        (which holds no blank line). Between events and within the limits:
 
-        - a chunk that is exactly one such event, its data on one line, gives its data: what
-          ``whole_event`` finds, not yet taken (nothing changes until ``took_whole_event``; a
-          chunk not taken is fed as usual). The data may not be UTF-8: the caller checks it,
-          as it checks the event anyway, rather than decode it twice;
-        - a chunk that ends one such event, begun in the pieces held, its data one line of
-          UTF-8, the rest of the chunk ending none: the event is taken, the rest held, and this
-          gives its data and its line;
+        - a chunk that is exactly one such event, its data on one line, or that ends one such
+          event begun in the pieces held, the rest of the chunk ending none, gives the event's
+          data: found, not yet taken (nothing changes until ``took_whole_event``, which holds
+          the rest; a chunk not taken is fed as usual). The data may not be UTF-8: the caller
+          checks it, as it checks the event anyway, rather than decode it twice;
         - a chunk that ends no event is held, and this gives ``()``.
 
         Else None, and nothing changed. Servers flush every event, and a body read in small
         pieces (64 bytes, say) comes as pieces that end no event and, now and then, one that
         ends one: so fed, either costs a few tests rather than the work of ``feed``, comparing
-        the head less than cutting the chunk into lines, holding a piece an append.
+        the head less than cutting the chunk into lines, holding a piece an append. (That a
+        piece holds no LF is one memchr, where a call of a method of bytes costs several.)
         """
         tail = self._tail
         if self._irregular or self._lines >= self._start or 13 in data:
@@ -455,19 +455,19 @@ class SSEDecoder:
         if not tail:
             if data[-2:] == b"\n\n" and len(data) <= self._fast_max and data.startswith(head):
                 payload = data[len(head) : -2]  # one whole event, if it is the only one
-                return None if 10 in payload else payload
-            if data[-1:] == b"\n" or data.find(b"\n\n") >= 0:
+                if 10 in payload:
+                    return None
+                self._after = None
+                return payload
+            if 10 in data and (data[-1:] == b"\n" or data.find(b"\n\n") >= 0):
                 return None  # lines that end here are taken apart at once; so is an event
             return () if self._defer(data) else None
         if not self._deferred:  # the start of a line, held as it came
-            if data.find(b"\n\n") >= 0:
+            if 10 in data and data.find(b"\n\n") >= 0:
                 return None  # an event ends here
             return () if self._defer(data) else None
         # pieces held since the last event, as they came
-        cut = data.find(b"\n\n") + 2
-        if cut < 2:  # no event ends here: held as by _defer, inline, as most pieces are
-            if data[:1] == b"\n" and tail[-1][-1:] == b"\n":
-                return None  # a blank line, after the line end that came last
+        if 10 not in data:  # no event ends here: held as by _defer, inline, as most pieces are
             held = self._tail_len + len(data)
             if held > self._hold_max:
                 return None
@@ -475,38 +475,46 @@ class SSEDecoder:
                 tail.append(data)
                 self._tail_len = held
             return ()
+        if data[:1] == b"\n" and tail[-1][-1:] == b"\n":
+            cut = 1  # a blank line, after the line end held last
+        else:
+            cut = data.find(b"\n\n") + 2
+            if cut < 2:
+                return () if self._defer(data) else None
         # an event ends here: the one begun in the pieces held, if it ends alone
-        if data.rfind(b"\n\n") != cut - 2 or self._tail_len + cut > self._fast_max:
+        rest = data[cut:]
+        if 10 in rest and not (
+            head.startswith(rest)  # the start of the next event, in which none ends
+            or (rest.startswith(head) and 10 not in rest[len(head) :])
+        ) and (rest[:1] == b"\n" or rest.find(b"\n\n") >= 0):
+            return None
+        if self._tail_len + cut > self._fast_max:
             return None
         event = (tail[0] if len(tail) == 1 else b"".join(tail)) + data[:cut]
         if not event.startswith(head):
             return None
         payload = event[len(head) : -2]
-        rest = data[cut:]
         if 10 in payload or 13 in payload:
             return None
-        if not payload.isascii():
-            try:
-                payload.decode()
-            except UnicodeDecodeError:
-                return None
-        n = self._lines  # took_whole_event, inline
-        self._lines = n + 3
-        self._start = n + 4
-        self._retry = None
-        self._tail = [rest] if rest else []
-        self._tail_len = len(rest)
-        self._deferred = bool(rest)
-        return payload, n + 1
+        self._after = rest
+        return payload
 
     def took_whole_event(self, lines: int = 3) -> int:
-        """Account for the event ``whole_event`` found, whose first line the caller found to be
-        an ``event:`` line and which it took; returns the line the event starts on. ``lines`` is
-        how many lines the event took, its blank line included (two for ``took_whole_data``)."""
+        """Account for the event ``whole_event`` or ``event_of`` found, whose first line the
+        caller found to be an ``event:`` line and which it took; returns the line the event
+        starts on. ``lines`` is how many lines the event took, its blank line included (two
+        for ``took_whole_data``). What followed an event that ``event_of`` found ending in the
+        chunk is held, as it held what came before."""
         n = self._lines
         self._lines = n + lines
         self._start = n + lines + 1
         self._retry = None
+        after = self._after
+        if after is not None:
+            self._after = None
+            self._tail = [after] if after else []
+            self._tail_len = len(after)
+            self._deferred = bool(after)
         return n + 1
 
     def whole_data(self, data: bytes) -> bytes | None:
