@@ -475,25 +475,30 @@ class SSEDecoder:
                 tail.append(data)
                 self._tail_len = held
             return ()
-        if data[:1] == b"\n" and tail[-1][-1:] == b"\n":
-            cut = 1  # a blank line, after the line end held last
+        if data[:1] == b"\n" and tail[-1][-1:] == b"\n":  # a blank line, after the line end held
+            rest = data[1:]
+            if rest[:1] == b"\n" or rest.find(b"\n\n") >= 0:
+                return None  # another event ends in the rest
+            first = b""
+            cut = 1
         else:
-            cut = data.find(b"\n\n") + 2
-            if cut < 2:
+            parts = data.split(b"\n\n", 2)  # at the first blank line and, if any, the next
+            if len(parts) == 1:
                 return () if self._defer(data) else None
-        # an event ends here: the one begun in the pieces held, if it ends alone
-        rest = data[cut:]
-        if 10 in rest and not (
-            head.startswith(rest)  # the start of the next event, in which none ends
-            or (rest.startswith(head) and 10 not in rest[len(head) :])
-        ) and (rest[:1] == b"\n" or rest.find(b"\n\n") >= 0):
-            return None
+            if len(parts) > 2 or parts[1][:1] == b"\n":
+                return None  # another event ends in the rest
+            first, rest = parts
+            cut = len(first) + 2
+        # an event ends here: the one begun in the pieces held, up to its last line end
         if self._tail_len + cut > self._fast_max:
             return None
-        event = (tail[0] if len(tail) == 1 else b"".join(tail)) + data[:cut]
+        if len(tail) == 2:  # as a rule, in pieces of a steady size: cheaper than a join
+            event = tail[0] + tail[1] + first
+        else:
+            event = (tail[0] if len(tail) == 1 else b"".join(tail)) + first
         if not event.startswith(head):
             return None
-        payload = event[len(head) : -2]
+        payload = event[len(head) :] if cut > 1 else event[len(head) : -1]
         if 10 in payload or 13 in payload:
             return None
         self._after = rest
