@@ -15,7 +15,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from depth import examples
 from general_path import general_only
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from llm_stream import Decoder, LLMStreamError, Severity, aggregate
 from llm_stream.sse import SSEDecoder
@@ -487,3 +490,73 @@ def test_the_sse_layer_takes_a_chunk_past_its_slice_as_small_ones(bytes_data: bo
     pieces = [event for at in range(0, len(body), 1000) for event in small.feed(body[at:at + 1000])]
     assert len(body) > 1 << 16
     assert whole.feed(body) == pieces
+
+
+# -- a body read in small pieces: the events a piece ends, taken from its bytes ---------------
+
+PIECE_TEXTS = ["a", " caf\u00e9", " \u65e5\u672c", " \U0001F600", "\n", ' "q"', "x" * 40, "x" * 90]
+"""Texts of deltas: ASCII, characters of two to four bytes (which pieces cut), an escaped line
+end, and two whose events are past the small limits below: the event's, and the line's."""
+PIECE_NOISE = [
+    b"\xff",  # not UTF-8, inside or outside the data
+    b"\xc3",  # the first byte of a character whose second never comes
+    b"\r",  # a CR: a line end of its own
+    b"\n",  # a line end more: a blank line ends the event early, or a third LF follows one
+    b": keep-alive\n",  # a comment
+    b"id: 7\n",  # another field
+    b"data: {}\n",  # a second data line
+    b"event: content.stop\n",  # another type
+    b"data: " + b"y" * 200 + b"\n",  # a line over the small limit
+]
+
+
+@st.composite
+def pieces_of_a_block(draw: st.DrawFn) -> tuple[bytes, list[int]]:
+    """A block of deltas, now and then broken by noise anywhere or near the end of an event,
+    and where to cut it: at a steady size, as reads of a socket are, or anywhere, or at the
+    same place around some of the blank lines (between the two LFs, just before or after
+    them), so that a piece may end one event and others."""
+    texts = draw(st.lists(st.sampled_from(PIECE_TEXTS), min_size=1, max_size=16))
+    body = (start() + "".join(delta(seq, text) for seq, text in enumerate(texts, 1))
+            + stop(len(texts) + 1) + end(len(texts) + 2)).encode()
+    for _ in range(draw(st.sampled_from([0, 1, 1, 2, 3]))):
+        at = draw(st.one_of(st.integers(0, len(body)), st.sampled_from(ends(body)).map(
+            lambda blank: blank - draw(st.integers(0, 24)))))
+        body = body[:at] + draw(st.sampled_from(PIECE_NOISE)) + body[at:]
+    size = draw(st.integers(1, 160))
+    shift = draw(st.sampled_from([-2, -1, -1, 1]))
+    cuts = {
+        "steady": list(range(size, len(body), size)),
+        "anywhere": sorted(set(draw(st.lists(st.integers(1, len(body) - 1), max_size=40)))),
+        "blank lines": sorted({at + shift for at in ends(body)
+                               if 2 <= at < len(body) - 1 and draw(st.booleans())}),
+    }[draw(st.sampled_from(["steady", "steady", "anywhere", "blank lines", "blank lines"]))]
+    return body, cuts
+
+
+@pytest.mark.parametrize("options", [
+    *MODES, {"strict": True}, {"typed": False, "max_line_bytes": 160, "max_event_bytes": 120},
+    {"max_line_bytes": 160, "max_event_bytes": 120}],
+    ids=["typed", "raw", "fast", "strict", "raw-limits", "typed-limits"])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(pieces_of_a_block())
+def test_a_block_in_small_pieces_decodes_as_the_body_in_one(
+    options: dict[str, Any], cut_body: tuple[bytes, list[int]],
+) -> None:
+    """Most pieces of a body read in small pieces end no event and are held; the next ends the
+    event they began, which is taken from the bytes held and the piece (`SSEDecoder.event_of`).
+    Wherever the pieces are cut, with whatever noise in them, the events and the diagnostics
+    are those of the body in one piece, on the hot paths and off them, and each event comes
+    out of the piece that ends it."""
+    body, cuts = cut_body
+    events, found = run(body, [], True, **options)
+    for decoded in (run(body, [], False, **options), run(body, cuts, False, **options),
+                    run(body, cuts, True, **options)):
+        assert decoded[1] == found, cuts  # strict: the same first error, which was raised
+        if "strict" not in options:  # (where the events before it came out of other chunks)
+            assert as_json(decoded[0]) == as_json(events), cuts
+    if "strict" not in options and len(cuts) <= 40:
+        decoder, out = Decoder(**options), []
+        for a, b in itertools.pairwise([0, *cuts, len(body)]):
+            out += decoder.feed(body[a:b])
+            assert as_json(out) == as_json(Decoder(**options).feed(body[:b])), (cuts, b)

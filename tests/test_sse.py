@@ -929,6 +929,8 @@ HELD = b"event: a\nda"  # the start of an event, held as it came
     ([HELD], b"ta: 2\n\ndata: 3\r\r"),  # an event ends in the rest, at CRs
     ([HELD], b"ta: 2\n\ndata: 3\n\n"),  # an event ends in the rest
     ([HELD], b"ta: 2\n\n\n"),  # a blank line ends the rest
+    ([HELD, b"ta: 2\n"], b"\nevent: a\ndata: 3\n\nev"),  # a blank line after a line end held,
+    ([HELD, b"ta: 2\n"], b"\n\nev"),  # then an event that ends in the rest, or a blank line
     ([HELD], b"ta: " + b"2" * 40 + b"\n\n"),  # over the line limit
     ([HELD, "close"], b"ta: 2\n\n"),  # closed
     ([b"event: a", "close"], b"\ndata: 2\n\n"),  # closed, with a line held

@@ -656,9 +656,9 @@ class Decoder:
     ) -> list[Event] | None:
         """The events of one whole event of type `kind` and data `payload` that the hot path
         (`feed`) did not take, found by the SSE layer and not yet taken from it; else None, and
-        nothing changed (the chunk is then fed). `parsed` is the data as parsed, if it was, and `event`,
-        typed, the model built from it, if one was and it may be trusted as far as its text
-        goes. The quick path (`_QUICK`) takes what it can, and the general path the rest, with
+        nothing changed (the chunk is then fed). `parsed` is the data as parsed, if it was, and
+        `event`, typed, the model built from it, if one was and it may be trusted as far as its
+        text goes. The quick path (`_QUICK`) takes what it can, and the general path the rest, with
         what was parsed."""
         sse = self._sse
         typed = self._typed
