@@ -12,10 +12,10 @@ decoded in one call and cut in one call; a run of events of the usual shapes (``
 CRLF line ends, once its CRs are dropped), and an event of a usual shape among others without
 being cut into lines. A caller that knows the ``event:`` line to expect may take an event of a
 chunk that is one whole event, or that ends one begun in the pieces held, by comparing its head
-(``event_of``). Anything else (comments, ``id:``, several ``data:``
-lines, a CR alone, invalid UTF-8, a line or an event near a limit) goes line by line through
-``_field`` and ``_blank``, which hold the rules proper. Whatever the chunking, the events and
-the diagnostics are the same.
+(``event_of``). Anything else (comments, ``id:``, several ``data:`` lines, a CR alone, invalid
+UTF-8, a line or an event near a limit) goes line by line through ``_field`` and ``_blank``,
+which hold the rules proper. Whatever the chunking, the events and the diagnostics are the
+same.
 """
 
 from __future__ import annotations
@@ -455,10 +455,7 @@ class SSEDecoder:
         if not tail:
             if data[-2:] == b"\n\n" and len(data) <= self._fast_max and data.startswith(head):
                 payload = data[len(head) : -2]  # one whole event, if it is the only one
-                if 10 in payload:
-                    return None
-                self._after = None
-                return payload
+                return None if 10 in payload else payload
             if 10 in data and (data[-1:] == b"\n" or data.find(b"\n\n") >= 0):
                 return None  # lines that end here are taken apart at once; so is an event
             return () if self._defer(data) else None
