@@ -5,11 +5,12 @@ and one-event chunks, LF and CRLF; tool calls whole and as fragments; reasoning;
 streams), typed and on the fast path, against the `openai` SDK's SSE decoder and httpx-sse's,
 each followed by json.loads, and the floor of the work, bytes.split plus orjson.loads; the table
 gives the ratios the targets are set on, with the bound the fast path's ratio cannot pass (the
-floor's split making the parses the rules require with the decoder's parser), and names the decoder's modules it measured, compiled or
-pure (`--pure` measures them a second time on the pure-Python modules, in a child process, for
-the two to be compared in one command); the same bytes go through the TypeScript decoder in
-Node, against eventsource-parser and JSON.parse. Start-up is timed in fresh interpreters, and peak
-memory is read from a child process decoding 1 GB.
+floor's split making the parses the rules require with the decoder's parser), and names the
+decoder's modules it measured, compiled or pure (`--pure` measures them a second time on the
+pure-Python modules, in a child process, for the two to be compared in one command); the same
+bytes go through the TypeScript decoder in Node, against eventsource-parser and JSON.parse.
+Start-up is timed in fresh interpreters, and peak memory is read from a child process decoding
+1 GB.
 """
 
 from __future__ import annotations
