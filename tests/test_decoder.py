@@ -1119,7 +1119,7 @@ def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
     weighed = {
         # configuration
         "typed", "_typed", "strict", "tools", "request_metadata", "lifecycle", "_validates",
-        "_is_valid", "_errors", "_sse", "_max_blocks", "_quicks",
+        "_is_valid", "_errors", "_sse", "_max_blocks", "_kinds",
         # a guess at the type of the next chunk, which only chooses how it is cut out
         "_hot",
         # what the general path reads or changes, and so the quick path too

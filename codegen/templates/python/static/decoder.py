@@ -276,32 +276,12 @@ _UNPARSED: Final[Any] = object()
 """The data of an event that no path has parsed yet (JSON's null parses to None)."""
 
 
-class _Words(NamedTuple):
-    """What `Decoder._sound` looks for in a text, as str or as bytes: colons; the start of
-    \\u003a (or \\u003A), a colon within a string written without one; and what a model may
-    take that its schema refuses: NaN and Infinity, which are not JSON, and null, for an
-    optional field (`_Typed.nullable`). A word is looked for only where its first letter (an
-    int in bytes: one memchr, a tenth of the cost of looking for bytes) is in the text. Each is
-    typed Any (str, bytes or int), so that a text of either kind takes the words of its kind."""
-
-    colon: Any
-    backslash: Any
-    escaped_colon: Any
-    nan_initial: Any
-    nan: Any
-    infinity_initial: Any
-    infinity: Any
-    null: Any
-
-
-_WORDS: Final = _Words(":", "\\", "u003", "N", "NaN", "I", "Infinity", "null")
-_WORDS_BYTES: Final = _Words(
-    b":", ord("\\"), b"u003", ord("N"), b"NaN", ord("I"), b"Infinity", b"null")
-
-
-def _holds(text: Any, initial: Any, word: Any) -> bool:
-    """Whether a text (str or bytes) holds a word whose first letter is `initial`."""
-    return initial in text and text.find(word) >= 0
+def _text(data: str | bytes) -> str:
+    """An event's data as str, for `Decoder._sound` and the colons it counts: compiled, str's
+    count and find are direct calls, while bytes' go through Python's method calls, which cost
+    more than decoding first. A byte that is no UTF-8 (data the SSE layer has not yet taken)
+    becomes U+FFFD, never a colon nor a letter of what is looked for."""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
 
 _VERSION: Final = life.ENVELOPE_VERSION
@@ -351,19 +331,17 @@ twice."""
 
 
 
-def _bare_and_settled(text: Any, obj: dict[str, Any], kind: str) -> bool:
-    """`Decoder._sound`'s commonest case, for an event object of a `_BARE` type off the hot
-    path: a text too short to nest past the limit, with as many colons as its object and its
+def _bare_and_settled(text: str | bytes, obj: dict[str, Any], bare: bool) -> bool:
+    """`Decoder._sound`'s commonest case, for an event object of a `_BARE` type (`bare`) off the
+    hot path: a text too short to nest past the limit, with as many colons as its object and its
     delta hold members, lost none to a name written twice."""
-    if kind not in _BARE or len(text) > _SHALLOW:
+    if not bare or len(text) > _SHALLOW:
         return False
-    colons: int = text.count(b":" if isinstance(text, bytes) else ":")
     delta = obj.get("delta")
-    return colons == len(obj) + (len(delta) if type(delta) is dict else 0)
+    return _text(text).count(":") == len(obj) + (len(delta) if type(delta) is dict else 0)
 
-def _accounted(
-    text: Any, words: _Words, colons: int, members: int, fields: dict[str, Any], kind: str
-) -> bool:
+
+def _accounted(text: str, colons: int, members: int, fields: dict[str, Any], kind: str) -> bool:
     """Whether the colons of an event's text are just those of `members` members and those
     within the strings where its text runs free (`Decoder._sound` says why that settles it):
     those of `_FREE_TEXT`, and the text of a delta, a part of the colons within all its strings
@@ -377,8 +355,7 @@ def _accounted(
         free = delta.get("text") if type(delta) is dict else getattr(delta, "text", None)
         if type(free) is str:
             colons -= free.count(":")
-    return colons == members and (  # `_holds`, inline
-        words.backslash not in text or text.find(words.escaped_colon) < 0)
+    return colons == members and ("\\" not in text or "u003" not in text)
 
 
 Event: TypeAlias = "EventEnvelope | dict[str, Any]"
@@ -424,12 +401,12 @@ class Decoder:
         "_hot",
         "_is_valid",
         "_joining",
+        "_kinds",
         "_last_line",
         "_last_value",
         "_max_blocks",
         "_pending",
         "_placed",
-        "_quicks",
         "_seen",
         "_sse",
         "_state",
@@ -477,8 +454,8 @@ class Decoder:
         self.tools = None if tools is None else _tool_names(tools)
         self.request_metadata = request_metadata
         self.lifecycle = lifecycle
-        # the quick path of each event type (`_QUICK`): it weighs the lifecycle
-        self._quicks: dict[str, _QuickPath] = _QUICK if lifecycle else {}
+        # what the loops over events weigh of each registered type, in this mode (`_Kind`)
+        self._kinds = _kinds_of(self._typed, lifecycle)
         self.diagnostics: list[Diagnostic] = []
         self._sse = SSEDecoder(
             max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes, bytes_data=True)
@@ -664,23 +641,25 @@ class Decoder:
         goes. The quick path (`_QUICK`) takes what it can, and the general path the rest, with
         what was parsed."""
         sse = self._sse
-        typed = self._typed
-        if typed is not None:
+        known = self._kinds.get(kind)
+        if self._typed is not None:
             if event is not None:
                 fields = event.__dict__  # read once for both below
                 if not (  # `_Typed.members` settles the commonest text, as in `_events`
-                    kind in _BARE and payload.count(b":") == typed.members.get(kind)
+                    known is not None and known.bare
+                    and _text(payload).count(":") == known.members
                 ) and not self._sound(payload, event, kind, fields):
                     event = None
-                elif (quick := self._quicks.get(kind)) is not None and quick.take(
+                elif known is not None and (quick := known.quick) is not None and quick.take(
                         self, fields, True):
                     self._last_line = line or sse.took_whole_event()
                     return [event]
         else:
             if (
                 type(event) is dict
-                and (quick := self._quicks.get(kind)) is not None
-                and (_bare_and_settled(payload, event, kind)
+                and known is not None
+                and (quick := known.quick) is not None
+                and (_bare_and_settled(payload, event, known.bare)
                      or self._sound(payload, event, kind))
                 and quick.take(self, event, False)
             ):
@@ -702,17 +681,15 @@ class Decoder:
         (`_Steady`). Their envelope is checked inline: v is the version, and seq is an integer
         (not an integral float, which equals one: D-INTEGERS), the next seq, above 1 (True ==
         1) and at most the largest. The next seq lives in `expected` while no other path runs.
-        Any other event is parsed once (typed: parsed and validated in one step) and tried on
-        the quick path (`_QUICK`); what that does not take goes down the general path with
-        what was parsed or built. A typed event left there, which has findings or opens the
-        lifecycle's rarer cases, is parsed once more as an object for the checks that read
-        one."""
+        Any other event of a registered type is parsed once (typed: parsed and validated in one
+        step) and tried on the quick path (`_QUICK`); what that does not take goes down the
+        general path with what was parsed or built (an event of another type is parsed there).
+        A typed event left there, which has findings or opens the lifecycle's rarer cases, is
+        parsed once more as an object for the checks that read one."""
         out: list[Event] = []
         steady = self._steady
         sse_found = self._sse.diagnostics
-        whole = None if self._typed is None else self._typed.whole
-        members = {} if self._typed is None else self._typed.members
-        quicks = self._quicks
+        kinds = self._kinds
         expected = self._expected_seq
         pending = self._pending  # changed only on the general path
         try:
@@ -722,17 +699,16 @@ class Decoder:
                     self._drain_sse(line)
                 parsed: object = _UNPARSED
                 model: Any = None
-                if pending is None:
-                    if whole is not None:
-                        validate = whole.get(sse_type)
-                        if validate is not None:
-                            try:
-                                model = validate(data, strict=True)
-                            except ValueError:
-                                model = None
+                if pending is None and (known := kinds.get(sse_type)) is not None:
+                    validate = known.validate
+                    if validate is not None:
+                        try:
+                            model = validate(data, strict=True)
+                        except ValueError:
+                            model = None
                         if model is not None:
                             if (
-                                sse_type in _STEADY_KINDS
+                                known.steady
                                 and model.seq == expected
                                 and expected <= _SEQ_MAX
                                 and (entry := steady.get(model.index)) is not None
@@ -741,7 +717,7 @@ class Decoder:
                                 # `_Typed.members` settles the commonest text
                                 colons = (data.count(b":") if isinstance(data, bytes)
                                           else data.count(":"))
-                                if colons == members.get(sse_type) or self._sound(
+                                if colons == known.members or self._sound(
                                         data, model, sse_type):
                                     expected += 1
                                     out.append(model)
@@ -750,12 +726,10 @@ class Decoder:
                             else:
                                 fields = model.__dict__  # read once for both below
                                 if not (  # `_Typed.members` settles the commonest text
-                                    sse_type in _BARE
-                                    and (data.count(b":") if isinstance(data, bytes)
-                                         else data.count(":")) == members.get(sse_type)
+                                    known.bare and _text(data).count(":") == known.members
                                 ) and not self._sound(data, model, sse_type, fields):
                                     model = None
-                                elif (quick := quicks.get(sse_type)) is not None:
+                                elif (quick := known.quick) is not None:
                                     self._expected_seq = expected
                                     if quick.take(self, fields, True):
                                         expected = self._expected_seq
@@ -767,22 +741,23 @@ class Decoder:
                         except ValueError:
                             obj = None
                         if type(obj) is dict:
-                            index = key = obj.get("index")  # `key` stays boxed, as in `feed`
-                            entry = steady.get(key) if type(index) is int else None
-                            kind, check = _NOT_STEADY if entry is None else entry
-                            if kind == sse_type:
-                                try:  # subscripts cost less than get, as in `feed`
-                                    steady_envelope = (
-                                        type(seq := obj["seq"]) is int
-                                        and seq == expected
-                                        and 1 < expected <= _SEQ_MAX
-                                        and kind == obj["type"]
-                                        and obj["v"] == _VERSION
-                                    )
-                                except KeyError:  # a member missing is no steady event
-                                    steady_envelope = False
-                            else:
-                                steady_envelope = False
+                            steady_envelope = False
+                            check = None
+                            if known.steady and steady:  # a block open that it may continue
+                                index = key = obj.get("index")  # `key` stays boxed, as in `feed`
+                                entry = steady.get(key) if type(index) is int else None
+                                kind, check = _NOT_STEADY if entry is None else entry
+                                if kind == sse_type:
+                                    try:  # subscripts cost less than get, as in `feed`
+                                        steady_envelope = (
+                                            type(seq := obj["seq"]) is int
+                                            and seq == expected
+                                            and 1 < expected <= _SEQ_MAX
+                                            and kind == obj["type"]
+                                            and obj["v"] == _VERSION
+                                        )
+                                    except KeyError:  # a member missing is no steady event
+                                        steady_envelope = False
                             if steady_envelope and (check is None or check(obj)):
                                 delta = obj.get("delta")
                                 if (  # `_sound`'s commonest case first, inline
@@ -794,8 +769,8 @@ class Decoder:
                                     expected += 1
                                     out.append(obj)
                                     continue
-                            elif (quick := quicks.get(sse_type)) is not None and (
-                                _bare_and_settled(data, obj, sse_type)
+                            elif (quick := known.quick) is not None and (
+                                _bare_and_settled(data, obj, known.bare)
                                 or self._sound(data, obj, sse_type)
                             ):
                                 self._expected_seq = expected
@@ -841,8 +816,8 @@ class Decoder:
         """
         if len(text) > _SHALLOW and too_deep(text):
             return False
-        words = _WORDS_BYTES if isinstance(text, bytes) else _WORDS
-        colons = text.count(words.colon)
+        text = _text(text)
+        colons = text.count(":")
         typed = self._typed
         if typed is not None:
             members = typed.members.get(kind, 0)
@@ -850,11 +825,10 @@ class Decoder:
                 return True
             if fields is None:
                 fields = value.__dict__
-            if members and _accounted(text, words, colons, members, fields, kind):
+            if members and _accounted(text, colons, members, fields, kind):
                 return True
-            if _holds(text, words.nan_initial, words.nan) or _holds(
-                text, words.infinity_initial, words.infinity
-            ) or (kind in typed.nullable and text.find(words.null) >= 0):
+            if "NaN" in text or "Infinity" in text or (
+                    kind in typed.nullable and "null" in text):
                 return False
             if kind in typed.nullable:  # it may have more: those its text set
                 members = len(value.model_fields_set)
@@ -862,7 +836,7 @@ class Decoder:
             fields = value
             delta = value.get("delta")
             members = len(value) + (len(delta) if type(delta) is dict else 0)
-        if colons == members or _accounted(text, words, colons, members, fields, kind):
+        if colons == members or _accounted(text, colons, members, fields, kind):
             return True
         return not duplicate_names(text, value)
 
@@ -1323,7 +1297,7 @@ class _QuickPath:
         self.first = plan.place == "first"
         self.counted = plan.counted
         self.ends = life.STREAM_FINAL in plan.moves.values()
-        self.integers = plan.integers
+        self.integers = frozenset(plan.integers)
         self.schema: Callable[[dict[str, Any]], bool] = EVENT_CHECKS.get(kind, _valid)
 
         def of(check: str) -> _Checks:
@@ -1345,9 +1319,9 @@ class _QuickPath:
         if obj.get("v") != _VERSION or obj.get("type") != self.kind:
             return False
         integers = self.integers
-        if integers:
-            for name in integers:  # an integral float leaves the general path to convert
-                if type(obj.get(name)) is float:
+        if integers:  # an integral float leaves the general path to convert: floats are rare,
+            for name, value in obj.items():  # so the members are read in one pass
+                if type(value) is float and name in integers:
                     return False
         return not decoder._validates or self.schema(obj)
 
@@ -1356,8 +1330,8 @@ class _QuickPath:
         called once every other check held; when it does, what they remember of it is
         remembered, as `_field_check` remembers it."""
         rising, texts, unique = self.rising, self.texts, self.unique
-        lasts = decoder._last_value
         if rising:
+            lasts = decoder._last_value
             for field, key in rising:
                 value = obj.get(field)
                 if type(value) is int:
@@ -1374,13 +1348,14 @@ class _QuickPath:
                         return False
                     if len(value) > _SHALLOW and too_deep(value):
                         return False
-        seen = decoder._seen
         if unique:
+            seen = decoder._seen
             for field, key in unique:
                 value = obj.get(field)
                 if type(value) is str or type(value) is int:
-                    known = seen.get(key, ())
-                    if value in known or len(known) >= decoder._max_blocks:
+                    known = seen.get(key)
+                    if known is not None and (
+                            value in known or len(known) >= decoder._max_blocks):
                         return False
         tools = decoder.tools
         if self.declared and tools is not None:
@@ -1396,18 +1371,21 @@ class _QuickPath:
                     return False
         # Every check held: what `_field_check` remembers.
         if rising:
+            lasts = decoder._last_value
             for field, key in rising:
                 value = obj.get(field)
                 if type(value) is int:
                     lasts[key] = value
         if unique:
+            seen = decoder._seen
             for field, key in unique:
                 value = obj.get(field)
                 if type(value) is str or type(value) is int:
                     kept = seen.get(key)
                     if kept is None:
-                        kept = seen[key] = set()
-                    kept.add(value)
+                        seen[key] = {value}
+                    else:
+                        kept.add(value)
         return True
 
     def _in_order(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> int:
@@ -1525,7 +1503,7 @@ class _QuickBlockEnd(_QuickPath):
         # `_field_check` make.
         self._moved(decoder, seq, state, target)
         blocks[index] = block_target
-        if block is not None and block_target != block:
+        if block is not None and block_target != block and decoder._steady:
             decoder._steady.pop(index, None)
         if joining is not None:
             del decoder._joining[index]
@@ -1607,13 +1585,14 @@ class _QuickInBlock(_QuickPath):
         self._moved(decoder, seq, state, target)
         if block_target != block:  # a block opened, or one that moves
             blocks[index] = block_target
-            if block is not None:
+            if block is not None and decoder._steady:
                 decoder._steady.pop(index, None)
         if established is None:
             decoder._block_kinds[index] = self.block_kind
         if self.completes:
             decoder._completed[index] = kind
-            decoder._steady.pop(index, None)
+            if decoder._steady:
+                decoder._steady.pop(index, None)
         if fragments is not None:
             if joining is None:
                 carried = {name: obj.get(name) for name in self.carries}
@@ -1640,6 +1619,36 @@ class _QuickInBlock(_QuickPath):
 _QUICK: Final[dict[str, _QuickPath]] = {
     kind: _quick_path(kind, plan) for kind, plan in _PLANS.items()}
 """The quick path of each registered event type, made once from its plan."""
+
+
+class _Kind:
+    """What the loops over events (`Decoder._events`, `Decoder._whole`) weigh of one registered
+    event type in one mode: one lookup an event rather than one a table."""
+
+    def __init__(self, kind: str, quick: _QuickPath | None, typed: _Typed | None) -> None:
+        self.quick = quick
+        """Its quick path (`_QUICK`); None without the lifecycle."""
+        self.steady = kind in _STEADY_KINDS
+        self.bare = kind in _BARE
+        self.validate: Callable[..., Any] | None = None if typed is None else typed.whole.get(kind)
+        """Typed: its model's parse and validation in one step (`_Typed.whole`)."""
+        self.members: int = 0 if typed is None else typed.members.get(kind, 0)
+        """Typed: `_Typed.members`, or 0 (which no text of an event has) where that does not
+        settle a text."""
+
+
+_KINDS: Final[dict[tuple[bool, bool], dict[str, _Kind]]] = {}
+"""The `_Kind` of each registered type, by mode (typed, lifecycle), made once a mode."""
+
+
+def _kinds_of(typed: _Typed | None, lifecycle: bool) -> dict[str, _Kind]:
+    mode = (typed is not None, lifecycle)
+    kinds = _KINDS.get(mode)
+    if kinds is None:
+        kinds = _KINDS[mode] = {
+            kind: _Kind(kind, quick if lifecycle else None, typed)
+            for kind, quick in _QUICK.items()}
+    return kinds
 
 
 def _tool_names(tools: Iterable[str | Mapping[str, Any]]) -> frozenset[str]:
