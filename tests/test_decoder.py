@@ -1124,12 +1124,17 @@ def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
         "_hot",
         # what the general path reads or changes, and so the quick path too
         "diagnostics", "_state", "_first", "_expected_seq", "_last_line", "_pending", "_blocks",
-        "_block_kinds", "_block_counts", "_counts", "_seen", "_last_value", "_closes_with",
-        "_completed", "_joining", "_built", "_steady", "_failed", "_closed", "_placed",
+        "_counts", "_seen", "_last_value", "_steady", "_failed", "_closed", "_placed",
         "_end_rejected",
     }
     # compiled (mypyc), a class declares its attributes as __mypyc_attrs__, not __slots__
     assert set(getattr(Decoder, "__mypyc_attrs__", None) or Decoder.__slots__) == weighed
+    # and what the decoder remembers of each block (`_blocks`), which it reads and changes too
+    from llm_stream.decoder import _Block
+
+    attributes = getattr(_Block, "__mypyc_attrs__", None) or vars(_Block("open"))
+    assert set(attributes) - {"__dict__"} == {
+        "state", "kind", "counts", "closes_with", "completed", "joining", "built"}
 
 
 def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() -> None:

@@ -352,7 +352,11 @@ def _accounted(text: str, colons: int, members: int, fields: dict[str, Any], kin
             colons -= free.count(":")
     delta = fields.get("delta")
     if delta is not None:
-        free = delta.get("text") if type(delta) is dict else getattr(delta, "text", None)
+        if type(delta) is dict:
+            plain: dict[str, Any] = delta  # compiled, a direct call, as in `Decoder._sound`
+            free = plain.get("text")
+        else:
+            free = getattr(delta, "text", None)
         if type(free) is str:
             colons -= free.count(":")
     return colons == members and ("\\" not in text or "u003" not in text)
@@ -385,13 +389,8 @@ class Decoder:
     # Slots: a decoder holds more attributes than CPython keeps in an instance's compact
     # dictionary (30), past which each one costs more to set and to read.
     __slots__ = (
-        "_block_counts",
-        "_block_kinds",
         "_blocks",
-        "_built",
         "_closed",
-        "_closes_with",
-        "_completed",
         "_counts",
         "_end_rejected",
         "_errors",
@@ -400,7 +399,6 @@ class Decoder:
         "_first",
         "_hot",
         "_is_valid",
-        "_joining",
         "_kinds",
         "_last_line",
         "_last_value",
@@ -464,16 +462,10 @@ class Decoder:
         self._expected_seq = 0
         self._last_line = 1  # where an end-of-body finding goes when no event came: line 1
         self._pending: tuple[str, int] | None = None  # the data and line of a broken event
-        self._blocks: dict[int, str] = {}
-        self._block_kinds: dict[int, str] = {}
-        self._block_counts: dict[tuple[int, str], int] = {}
+        self._blocks: dict[int, _Block] = {}  # block index: its state and what it remembers
         self._counts: dict[str, int] = {}
         self._seen: dict[tuple[str, str], set[Any]] = {}
         self._last_value: dict[tuple[str, str], Any] = {}
-        self._closes_with: dict[int, tuple[str, str]] = {}
-        self._completed: dict[int, str] = {}  # block index: the event that completed it
-        self._joining: dict[int, _Joining] = {}  # block index: its fragments so far
-        self._built: set[int] = set()  # blocks that hold an event built by fragments
         self._steady: dict[object, _Steady] = {}
         self._max_blocks = max_blocks
         self._end_rejected = False  # the last event, a stream.end, was rejected unplaced
@@ -833,9 +825,10 @@ class Decoder:
             if kind in typed.nullable:  # it may have more: those its text set
                 members = len(value.model_fields_set)
         else:
-            fields = value
-            delta = value.get("delta")
-            members = len(value) + (len(delta) if type(delta) is dict else 0)
+            obj: dict[str, Any] = value  # compiled, a dict's get is a direct call, Any's is not
+            fields = obj
+            delta = obj.get("delta")
+            members = len(obj) + (len(delta) if type(delta) is dict else 0)
         if colons == members or _accounted(text, colons, members, fields, kind):
             return True
         return not duplicate_names(text, value)
@@ -845,7 +838,7 @@ class Decoder:
         stream to `target`, its final state."""
         failed = self._failed or target == life.FAILED_STATE
         if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED) and (
-            not _UNFINISHED_BLOCKS.isdisjoint(self._blocks.values())
+            any(block.state in _UNFINISHED_BLOCKS for block in self._blocks.values())
         ):
             return False
         counts = self._counts
@@ -1032,56 +1025,67 @@ class Decoder:
         index = obj.get("index")
         if type(index) is not int:
             return
-        state = self._blocks.get(index)
-        if state is None:
+        block = self._blocks.get(index)
+        if block is None:
             if len(self._blocks) >= self._max_blocks:
                 self._report("LS-LIMIT-5", line, f"block {index} is one more than the "
                                                  f"{self._max_blocks} blocks a stream may open")
                 return
             state = life.BLOCK_INITIAL
+        else:
+            state = block.state
         target = life.BLOCK_TRANSITIONS.get((state, place))
         if target is None:
             rule = life.BLOCK_VIOLATIONS[(state, place)]
             what = "content" if place == "block" else "a second content.stop"
             self._report(rule, line, f"{what} for block {index} after its content.stop")
             return
-        self._blocks[index] = target
+        if block is None:
+            block = _Block(target)
+        else:  # never a settled block's shared record: no event moves a settled block
+            block.state = target
+        self._blocks[index] = _SETTLED.get(target, block)
         if target != state:
             self._steady.pop(index, None)
         if place == "block":
             block_kind = life.BLOCK_KINDS.get(kind)
             if block_kind is not None:
-                established = self._block_kinds.setdefault(index, block_kind)
+                established = block.kind
+                if established is None:
+                    established = block.kind = block_kind
                 if established != block_kind:
                     self._report(life.BLOCK_KIND_RULE, line,
                                  f"{kind} in block {index}, which holds {established} content")
                 else:
-                    self._in_order(obj, kind, index, line)
+                    self._in_order(obj, kind, index, block, line)
             limit = life.PER_BLOCK.get(kind)
             if limit is not None:  # counted only where limited: bounded state
-                key = (index, kind)
-                count = self._block_counts[key] = self._block_counts.get(key, 0) + 1
+                counts = block.counts
+                if counts is None:
+                    counts = block.counts = {}
+                count = counts[kind] = counts.get(kind, 0) + 1
                 if count > limit:
                     self._report(life.BLOCK_KIND_RULE, line,
                                  f"block {index} holds {count} {kind} events, at most {limit}")
             wanted = life.CLOSES_WITH.get(kind)
             if wanted is not None:
-                self._closes_with[index] = (kind, wanted)
+                block.closes_with = (kind, wanted)
             elif (
                 kind in _STEADY_KINDS
                 and established == block_kind
-                and index not in self._completed
+                and block.completed is None
                 and self._state in _KEEPS_OPEN
             ):
                 self._steady[index] = self._steady_entry(kind)
         else:
             reason = obj.get("stop_reason")
-            member, wanted = self._closes_with.get(index, ("", reason))
+            member, wanted = ("", reason) if block.closes_with is None else block.closes_with
             if reason != wanted:
                 self._report(life.CLOSES_WITH_RULE, line,
                              f"block {index} holds a {member}, so it closes with "
                              f"stop_reason {wanted!r}, not {reason!r}")
-            joining = self._joining.pop(index, None)
+            joining = block.joining
+            block.joining = None
             if joining is not None:
                 unless = joining.of.unless_stop_reason
                 if reason != unless:
@@ -1095,21 +1099,23 @@ class Decoder:
         self._hot = _HOT[kind]
         return (kind, EVENT_CHECKS[kind] if self._validates else None)
 
-    def _in_order(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
+    def _in_order(
+        self, obj: dict[str, Any], kind: str, index: int, block: _Block, line: int
+    ) -> None:
         """The order within a block: nothing after the event that completes it, and fragments
         that add up to the event they build (`life.COMPLETES_BLOCK`, `life.FRAGMENTS`)."""
-        completed = self._completed.get(index)
+        completed = block.completed
         if completed is not None and kind != completed:
             self._report(life.COMPLETES_BLOCK[completed], line,
                          f"{kind} in block {index} after its {completed}")
         elif kind in life.COMPLETES_BLOCK:
-            self._completed[index] = kind
+            block.completed = kind
             self._steady.pop(index, None)
         fragments = life.FRAGMENTS.get(kind)
         if fragments is not None:
-            self._fragment(obj, kind, fragments, index, line)
+            self._fragment(obj, kind, fragments, index, block, line)
         elif kind in _BUILT_BY:
-            self._build(obj, kind, index, line)
+            self._build(obj, kind, index, block, line)
 
     def _fragment(
         self,
@@ -1117,26 +1123,30 @@ class Decoder:
         kind: str,
         fragments: life.Fragments,
         index: int,
+        block: _Block,
         line: int,
     ) -> None:
-        if index in self._built:
+        if block.built:
             self._report(fragments.rule, line, f"{kind} in block {index} after its "
                                                f"{fragments.event}")
             return
-        joining = self._joining.get(index)
+        joining = block.joining
         if joining is None:
             missing = [name for name in fragments.carries if obj.get(name) is None]
             if missing:
                 self._report(fragments.rule, line, f"the first {kind} of block {index} carries "
                                                    "no " + " and no ".join(missing))
             joining = _Joining(kind, fragments, {n: obj.get(n) for n in fragments.carries})
-            self._joining[index] = joining
+            block.joining = joining
         joining.add(obj.get(fragments.field))
 
-    def _build(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
+    def _build(
+        self, obj: dict[str, Any], kind: str, index: int, block: _Block, line: int
+    ) -> None:
         """The event that the fragments of its block, if any, add up to."""
-        self._built.add(index)
-        joining = self._joining.pop(index, None)
+        block.built = True
+        joining = block.joining
+        block.joining = None
         if joining is None:
             return
         field, rule = joining.of.field, joining.of.rule
@@ -1198,7 +1208,7 @@ class Decoder:
     def _at_end(self, line: int) -> None:
         if not (self._failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
             for index in sorted(self._blocks):
-                rule = life.BLOCK_UNFINISHED.get(self._blocks[index])
+                rule = life.BLOCK_UNFINISHED.get(self._blocks[index].state)
                 if rule is not None:
                     self._report(rule, line, f"block {index} was never closed by content.stop")
         for kind, (minimum, rule) in life.EXPECTED.items():
@@ -1221,6 +1231,33 @@ class Decoder:
     def conforming(self) -> bool:
         """No error so far (warnings do not count)."""
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+
+class _Block:
+    """One content block: its state (`life.BLOCK_STATES`) and, while events may still come in
+    it, what its lifecycle remembers of it: the kind of content it holds, how many events it
+    holds of each type of `life.PER_BLOCK`, the stop_reason it closes with (`life.CLOSES_WITH`,
+    with the type that wants it), the event that completed it (`life.COMPLETES_BLOCK`), its
+    fragments so far and whether it holds the event they build (`life.FRAGMENTS`). A block in
+    a state that no event leaves keeps none of it: it is that state's one record (`_SETTLED`),
+    which nothing changes, so that a stream of many blocks holds little for the closed ones.
+    One record a block, not a table a fact, costs an event one lookup rather than several."""
+
+    def __init__(self, state: str) -> None:
+        self.state = state
+        self.kind: str | None = None
+        self.counts: dict[str, int] | None = None
+        self.closes_with: tuple[str, str] | None = None
+        self.completed: str | None = None
+        self.joining: _Joining | None = None
+        self.built = False
+
+
+_SETTLED: Final[dict[str, _Block]] = {
+    state: _Block(state) for state in life.BLOCK_STATES
+    if not any(source == state for source, _ in life.BLOCK_TRANSITIONS)
+}
+"""The one record of each block state that no event leaves (a block closed)."""
 
 
 _JOIN_KEPT: Final = 1 << 12
@@ -1478,20 +1515,19 @@ class _QuickBlockEnd(_QuickPath):
             return False
         blocks = decoder._blocks
         block = blocks.get(index)
-        joining = None
         if block is None:  # a block unopened holds nothing (`_block` keeps no state for one)
             block_target = self.unopened
             if block_target is None or len(blocks) >= decoder._max_blocks:
                 return False
         else:
-            block_target = self.block_moves.get(block)
+            block_target = self.block_moves.get(block.state)
             if block_target is None:
                 return False
             reason = obj.get("stop_reason")
-            wanted = decoder._closes_with.get(index) if decoder._closes_with else None
+            wanted = block.closes_with
             if wanted is not None and reason != wanted[1]:
                 return False
-            joining = decoder._joining.get(index) if decoder._joining else None
+            joining = block.joining
             if joining is not None and reason != joining.of.unless_stop_reason:
                 return False
         if (self.ends and target == life.STREAM_FINAL
@@ -1502,11 +1538,16 @@ class _QuickBlockEnd(_QuickPath):
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
         self._moved(decoder, seq, state, target)
-        blocks[index] = block_target
-        if block is not None and block_target != block and decoder._steady:
-            decoder._steady.pop(index, None)
-        if joining is not None:
-            del decoder._joining[index]
+        if block is None:
+            settled = _SETTLED.get(block_target)
+            blocks[index] = _Block(block_target) if settled is None else settled
+        else:
+            if block_target != block.state:
+                block.state = block_target
+                blocks[index] = _SETTLED.get(block_target, block)
+                if decoder._steady:
+                    decoder._steady.pop(index, None)
+            block.joining = None
         return True
 
 
@@ -1555,21 +1596,22 @@ class _QuickInBlock(_QuickPath):
                 return False
             established, held = None, 0
         else:
-            block_target = self.block_moves.get(block)
+            block_target = self.block_moves.get(block.state)
             if block_target is None:
                 return False
-            established = decoder._block_kinds.get(index)
-            completed = decoder._completed.get(index) if decoder._completed else None
-            held = 0 if limit is None else decoder._block_counts.get((index, kind), 0)
+            established = block.kind
+            completed = block.completed
+            counts = block.counts
+            held = 0 if limit is None or counts is None else counts.get(kind, 0)
             if (
                 (established is not None and established != self.block_kind)
                 or (completed is not None and kind != completed)
                 or (limit is not None and held >= limit)
             ):
                 return False
-            joining = decoder._joining.get(index) if decoder._joining else None
+            joining = block.joining
             if fragments is not None:
-                if index in decoder._built or (
+                if block.built or (
                     joining is None and any(obj.get(name) is None for name in self.carries)
                 ):
                     return False
@@ -1583,35 +1625,37 @@ class _QuickInBlock(_QuickPath):
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
         self._moved(decoder, seq, state, target)
-        if block_target != block:  # a block opened, or one that moves
-            blocks[index] = block_target
-            if block is not None and decoder._steady:
+        if block is None:  # a block opened
+            block = _Block(block_target)
+            blocks[index] = _SETTLED.get(block_target, block)
+        elif block_target != block.state:  # one that moves
+            block.state = block_target
+            blocks[index] = _SETTLED.get(block_target, block)
+            if decoder._steady:
                 decoder._steady.pop(index, None)
         if established is None:
-            decoder._block_kinds[index] = self.block_kind
+            block.kind = self.block_kind
         if self.completes:
-            decoder._completed[index] = kind
+            block.completed = kind
             if decoder._steady:
                 decoder._steady.pop(index, None)
         if fragments is not None:
             if joining is None:
                 carried = {name: obj.get(name) for name in self.carries}
-                joining = decoder._joining[index] = _Joining(kind, fragments, carried)
+                joining = block.joining = _Joining(kind, fragments, carried)
             joining.add(obj.get(fragments.field))
         elif self.builds:
-            decoder._built.add(index)
-            if joining is not None:
-                del decoder._joining[index]
+            block.built = True
+            block.joining = None
         if limit is not None:
-            decoder._block_counts[(index, kind)] = held + 1
+            if block.counts is None:
+                block.counts = {kind: held + 1}
+            else:
+                block.counts[kind] = held + 1
         closes_with = self.closes_with
         if closes_with is not None:
-            decoder._closes_with[index] = closes_with
-        elif (
-            self.steady
-            and index not in decoder._completed
-            and target in _KEEPS_OPEN
-        ):
+            block.closes_with = closes_with
+        elif self.steady and block.completed is None and target in _KEEPS_OPEN:
             decoder._steady[index] = decoder._steady_entry(kind)
         return True
 
