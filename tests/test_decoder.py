@@ -1122,6 +1122,8 @@ def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
         "_is_valid", "_errors", "_sse", "_max_blocks", "_kinds",
         # a guess at the type of the next chunk, which only chooses how it is cut out
         "_hot",
+        # a block's record kept for reuse, which holds nothing (`_Block.reset`)
+        "_spare",
         # what the general path reads or changes, and so the quick path too
         "diagnostics", "_state", "_first", "_expected_seq", "_last_line", "_pending", "_blocks",
         "_counts", "_seen", "_last_value", "_steady", "_failed", "_closed", "_placed",
@@ -1134,7 +1136,8 @@ def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
 
     attributes = getattr(_Block, "__mypyc_attrs__", None) or vars(_Block("open"))
     assert set(attributes) - {"__dict__"} == {
-        "state", "kind", "counts", "closes_with", "completed", "joining", "built"}
+        "state", "kind", "counted", "count", "counts", "closes_with", "completed", "joining",
+        "built"}
 
 
 def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() -> None:

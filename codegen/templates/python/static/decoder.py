@@ -406,6 +406,7 @@ class Decoder:
         "_pending",
         "_placed",
         "_seen",
+        "_spare",
         "_sse",
         "_state",
         "_steady",
@@ -463,6 +464,7 @@ class Decoder:
         self._last_line = 1  # where an end-of-body finding goes when no event came: line 1
         self._pending: tuple[str, int] | None = None  # the data and line of a broken event
         self._blocks: dict[int, _Block] = {}  # block index: its state and what it remembers
+        self._spare: _Block | None = None  # a record free for the next block (`_Block`)
         self._counts: dict[str, int] = {}
         self._seen: dict[tuple[str, str], set[Any]] = {}
         self._last_value: dict[tuple[str, str], Any] = {}
@@ -1060,10 +1062,8 @@ class Decoder:
                     self._in_order(obj, kind, index, block, line)
             limit = life.PER_BLOCK.get(kind)
             if limit is not None:  # counted only where limited: bounded state
-                counts = block.counts
-                if counts is None:
-                    counts = block.counts = {}
-                count = counts[kind] = counts.get(kind, 0) + 1
+                count = block.held(kind) + 1
+                block.hold(kind, count)
                 if count > limit:
                     self._report(life.BLOCK_KIND_RULE, line,
                                  f"block {index} holds {count} {kind} events, at most {limit}")
@@ -1241,16 +1241,47 @@ class _Block:
     fragments so far and whether it holds the event they build (`life.FRAGMENTS`). A block in
     a state that no event leaves keeps none of it: it is that state's one record (`_SETTLED`),
     which nothing changes, so that a stream of many blocks holds little for the closed ones.
-    One record a block, not a table a fact, costs an event one lookup rather than several."""
+    One record a block, not a table a fact, costs an event one lookup rather than several;
+    the quick path reuses the record of the block it closed last (`Decoder._spare`) for the
+    next it opens, rather than make one a block."""
+
+    state: str
+    kind: str | None
+    counted: str | None
+    """The first type of `life.PER_BLOCK` the block holds, whose count is `count`."""
+    count: int
+    counts: dict[str, int] | None
+    """The count of any other type of `life.PER_BLOCK` the block holds."""
+    closes_with: tuple[str, str] | None
+    completed: str | None
+    joining: _Joining | None
+    built: bool
 
     def __init__(self, state: str) -> None:
+        self.reset(state)
+
+    def reset(self, state: str) -> None:
+        """The record of a block that has just moved to `state`, holding nothing yet."""
         self.state = state
-        self.kind: str | None = None
-        self.counts: dict[str, int] | None = None
-        self.closes_with: tuple[str, str] | None = None
-        self.completed: str | None = None
-        self.joining: _Joining | None = None
+        self.kind = self.counted = self.completed = None
+        self.count = 0
+        self.counts = self.closes_with = self.joining = None
         self.built = False
+
+    def held(self, kind: str) -> int:
+        """How many events of this type of `life.PER_BLOCK` the block holds."""
+        if kind == self.counted:
+            return self.count
+        return 0 if self.counts is None else self.counts.get(kind, 0)
+
+    def hold(self, kind: str, count: int) -> None:
+        """That the block holds `count` events of this type of `life.PER_BLOCK`."""
+        if self.counted is None or kind == self.counted:
+            self.counted, self.count = kind, count
+        elif self.counts is None:
+            self.counts = {kind: count}
+        else:
+            self.counts[kind] = count
 
 
 _SETTLED: Final[dict[str, _Block]] = {
@@ -1542,12 +1573,16 @@ class _QuickBlockEnd(_QuickPath):
             settled = _SETTLED.get(block_target)
             blocks[index] = _Block(block_target) if settled is None else settled
         else:
+            block.joining = None
             if block_target != block.state:
                 block.state = block_target
-                blocks[index] = _SETTLED.get(block_target, block)
+                settled = _SETTLED.get(block_target)
+                if settled is not None:  # the record is free: kept for the next block
+                    blocks[index] = settled
+                    block.reset(block_target)
+                    decoder._spare = block
                 if decoder._steady:
                     decoder._steady.pop(index, None)
-            block.joining = None
         return True
 
 
@@ -1601,8 +1636,7 @@ class _QuickInBlock(_QuickPath):
                 return False
             established = block.kind
             completed = block.completed
-            counts = block.counts
-            held = 0 if limit is None or counts is None else counts.get(kind, 0)
+            held = 0 if limit is None else block.held(kind)
             if (
                 (established is not None and established != self.block_kind)
                 or (completed is not None and kind != completed)
@@ -1626,7 +1660,12 @@ class _QuickInBlock(_QuickPath):
         # `_field_check` make.
         self._moved(decoder, seq, state, target)
         if block is None:  # a block opened
-            block = _Block(block_target)
+            block = decoder._spare
+            if block is None:
+                block = _Block(block_target)
+            else:
+                decoder._spare = None
+                block.state = block_target  # `reset` when it was kept
             blocks[index] = _SETTLED.get(block_target, block)
         elif block_target != block.state:  # one that moves
             block.state = block_target
@@ -1648,10 +1687,7 @@ class _QuickInBlock(_QuickPath):
             block.built = True
             block.joining = None
         if limit is not None:
-            if block.counts is None:
-                block.counts = {kind: held + 1}
-            else:
-                block.counts[kind] = held + 1
+            block.hold(kind, held + 1)
         closes_with = self.closes_with
         if closes_with is not None:
             block.closes_with = closes_with
