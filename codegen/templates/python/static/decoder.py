@@ -284,6 +284,9 @@ def _text(data: str | bytes) -> str:
     return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
 
+_PARSE: Final = from_json
+"""`from_json`, for the loops over events: compiled, a Final is read directly, an imported name
+is looked up in the module's dict at each use."""
 _VERSION: Final = life.ENVELOPE_VERSION
 _FAILED: Final = life.FAILED_STATE
 _SEQ_MAX: Final = life.SEQ_MAX
@@ -359,7 +362,7 @@ def _accounted(text: str, colons: int, members: int, fields: dict[str, Any], kin
             free = getattr(delta, "text", None)
         if type(free) is str:
             colons -= free.count(":")
-    return colons == members and ("\\" not in text or "u003" not in text)
+    return colons == members and "u003" not in text  # a backslash is in most such texts
 
 
 Event: TypeAlias = "EventEnvelope | dict[str, Any]"
@@ -731,7 +734,7 @@ class Decoder:
                                         continue
                     else:
                         try:
-                            parsed = obj = from_json(data, allow_inf_nan=False)
+                            parsed = obj = _PARSE(data, allow_inf_nan=False)
                         except ValueError:
                             obj = None
                         if type(obj) is dict:
@@ -1383,8 +1386,10 @@ class _QuickPath:
 
     def _envelope(self, decoder: Decoder, obj: dict[str, Any]) -> bool:
         """The envelope checks of an event no model validated, whose seq was checked."""
-        # the model's type and version are its schema's
-        if obj.get("v") != _VERSION or obj.get("type") != self.kind:
+        # the model's type and version are its schema's; compiled, str compares directly
+        version, kind = obj.get("v"), obj.get("type")
+        if type(version) is not str or version != _VERSION or type(kind) is not str or (
+                kind != self.kind):
             return False
         integers = self.integers
         if integers:  # an integral float leaves the general path to convert: floats are rare,
@@ -1411,7 +1416,7 @@ class _QuickPath:
                 value = obj.get(field)
                 if type(value) is str:  # `loads`, as `_field_check` parses it (D-LIMITS), but
                     try:  # what pydantic-core refuses is left to `loads` on the general path
-                        from_json(value, allow_inf_nan=False)
+                        _PARSE(value, allow_inf_nan=False)
                     except ValueError:
                         return False
                     if len(value) > _SHALLOW and too_deep(value):
