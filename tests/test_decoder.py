@@ -1122,7 +1122,7 @@ def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
         "_is_valid", "_errors", "_sse", "_max_blocks", "_kinds",
         # a guess at the type of the next chunk, which only chooses how it is cut out
         "_hot",
-        # a block's record kept for reuse, which holds nothing (`_Block.reset`)
+        # the record of a closed block kept for reuse, which no check reads (`_Block.reset`)
         "_spare",
         # what the general path reads or changes, and so the quick path too
         "diagnostics", "_state", "_first", "_expected_seq", "_last_line", "_pending", "_blocks",

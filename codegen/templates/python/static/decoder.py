@@ -842,10 +842,10 @@ class Decoder:
         """Whether `_at_end` would find nothing, at an event of this type that moves the
         stream to `target`, its final state."""
         failed = self._failed or target == life.FAILED_STATE
-        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED) and (
-            any(block.state in _UNFINISHED_BLOCKS for block in self._blocks.values())
-        ):
-            return False
+        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
+            for block in self._blocks.values():
+                if block.state in _UNFINISHED_BLOCKS:
+                    return False
         counts = self._counts
         for expected, minimum in _MINIMUMS:
             if counts.get(expected, 0) + (expected == kind) < minimum:
@@ -1245,7 +1245,7 @@ class _Block:
     a state that no event leaves keeps none of it: it is that state's one record (`_SETTLED`),
     which nothing changes, so that a stream of many blocks holds little for the closed ones.
     One record a block, not a table a fact, costs an event one lookup rather than several;
-    the quick path reuses the record of the block it closed last (`Decoder._spare`) for the
+    the quick path keeps the record of the block it closed last (`Decoder._spare`) for the
     next it opens, rather than make one a block."""
 
     state: str
@@ -1584,7 +1584,6 @@ class _QuickBlockEnd(_QuickPath):
                 settled = _SETTLED.get(block_target)
                 if settled is not None:  # the record is free: kept for the next block
                     blocks[index] = settled
-                    block.reset(block_target)
                     decoder._spare = block
                 if decoder._steady:
                     decoder._steady.pop(index, None)
@@ -1670,7 +1669,7 @@ class _QuickInBlock(_QuickPath):
                 block = _Block(block_target)
             else:
                 decoder._spare = None
-                block.state = block_target  # `reset` when it was kept
+                block.reset(block_target)
             blocks[index] = _SETTLED.get(block_target, block)
         elif block_target != block.state:  # one that moves
             block.state = block_target
