@@ -348,11 +348,13 @@ def _accounted(text: str, colons: int, members: int, fields: dict[str, Any], kin
     """Whether the colons of an event's text are just those of `members` members and those
     within the strings where its text runs free (`Decoder._sound` says why that settles it):
     those of `_FREE_TEXT`, and the text of a delta, a part of the colons within all its strings
-    found for little."""
+    found for little. An escaped colon (\\u003a) is looked for only where those strings hold a
+    colon, which it may have been."""
+    within = 0
     for name in _FREE_TEXT.get(kind, ()):
         free = fields.get(name)
         if type(free) is str:
-            colons -= free.count(":")
+            within += free.count(":")
     delta = fields.get("delta")
     if delta is not None:
         if type(delta) is dict:
@@ -361,8 +363,8 @@ def _accounted(text: str, colons: int, members: int, fields: dict[str, Any], kin
         else:
             free = getattr(delta, "text", None)
         if type(free) is str:
-            colons -= free.count(":")
-    return colons == members and "u003" not in text  # a backslash is in most such texts
+            within += free.count(":")
+    return colons - within == members and (within == 0 or "u003" not in text)
 
 
 Event: TypeAlias = "EventEnvelope | dict[str, Any]"
