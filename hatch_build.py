@@ -51,8 +51,9 @@ class NativeBuildHook(BuildHookInterface):
         self._work = tempfile.mkdtemp(prefix="llm-stream-wheel-")
         native = Path(self._work) / NATIVE
         compile_modules(Path(self.root) / PACKAGE, native)
-        for built in sorted(native.iterdir()):
-            build_data["force_include"][str(built)] = f"llm_stream/{NATIVE}/{built.name}"
+        for built in sorted(path for path in native.rglob("*") if path.is_file()):
+            place = built.relative_to(native).as_posix()
+            build_data["force_include"][str(built)] = f"llm_stream/{NATIVE}/{place}"
         build_data["pure_python"] = False  # a wheel for this interpreter and platform
         build_data["infer_tag"] = True
         print(f"llm-stream: compiled the decoder's modules into the wheel's llm_stream/{NATIVE}",

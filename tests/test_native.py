@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
@@ -33,7 +34,14 @@ from llm_stream_codegen.native import (
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "generated" / "python" / "llm_stream"
-MODULES = ("small.py",)
+MODULES = ("caller.py", "small.py")
+"""Two compiled modules, the first importing the second: mypyc's runtime, not the import
+system, loads a module that another of its group imports, and gives it its `__file__`."""
+COMPILED = f"compiled {', '.join(MODULES)} into"
+"""What an install that compiled says, before the folder it compiled into."""
+SUFFIX = EXTENSION_SUFFIXES[0]
+CALLER = ("from .small import double\n\n\n"
+          "def quadruple(x: int) -> int:\n    return double(double(x))\n")
 SMALL = ("from .limits import LIMIT\n\n\ndef double(x: int) -> int:\n    return x * 2\n\n\n"
          "def limit() -> int:\n    return LIMIT\n")
 LIMITS = "from typing import Final\n\nLIMIT: Final = 20\n"
@@ -46,23 +54,29 @@ OTHER = ".cpython-399-elsewhere.so"
 
 
 def _package(root: Path, source: str = SMALL) -> Path:
-    """A package `llm_stream` under `root`: the bindings' own `__init__`, a small module and
-    the module of constants it imports."""
+    """A package `llm_stream` under `root`: the bindings' own `__init__`, a small module, a
+    module that calls it and the module of constants it imports."""
     package = root / "llm_stream"
     package.mkdir(parents=True)
     shutil.copy2(PACKAGE / "__init__.py", package / "__init__.py")
+    (package / "caller.py").write_text(CALLER)
     (package / "small.py").write_text(source)
     (package / "limits.py").write_text(LIMITS)
     return package
 
 
-def _python(root: Path, code: str, **env: str) -> list[str]:
-    """The words `code` prints in a fresh interpreter with `root` first on its path (and
-    LLM_STREAM_PURE unset unless `env` sets it)."""
+def _environment(root: Path, **env: str) -> dict[str, str]:
+    """This process's environment with `root` first on the path (and LLM_STREAM_PURE unset
+    unless `env` sets it)."""
     environment = {key: value for key, value in os.environ.items() if key != "LLM_STREAM_PURE"}
     environment.update(PYTHONPATH=str(root), **env)
-    result = subprocess.run([sys.executable, "-c", code], env=environment, capture_output=True,
-                            text=True, check=True)
+    return environment
+
+
+def _python(root: Path, code: str, umask: int = -1, **env: str) -> list[str]:
+    """The words `code` prints in a fresh interpreter with `root` first on its path."""
+    result = subprocess.run([sys.executable, "-c", code], env=_environment(root, **env),
+                            capture_output=True, text=True, check=True, umask=umask)
     return result.stdout.split()
 
 
@@ -71,8 +85,43 @@ def _loaded(root: Path, **env: str) -> list[str]:
     return _python(root, REPORT, **env)
 
 
+HASHED = ("import sys\nopened = []\n"
+          "sys.addaudithook(lambda event, args: event == 'open' and opened.append(args[0]))\n"
+          "import llm_stream\n"
+          "names = {str(path).rsplit('/', 1)[-1] for path in opened}\n"
+          "print(llm_stream.implementation(), *sorted(name for name in names "
+          "if name.endswith('.py') and name != '__init__.py'))")
+"""Prints the implementation and the sources the loader hashed, but for `__init__.py`, which
+the import system opens too: the package's other modules, which only the loader opens."""
+SOURCES = ["caller.py", "limits.py", "small.py"]
+
+
+def _hashed(root: Path, umask: int = -1) -> list[str]:
+    """The implementation `import llm_stream` chose, then the sources it hashed to choose."""
+    return _python(root, HASHED, umask=umask)
+
+
+def _moved_back(package: Path) -> None:
+    """Give every source of `package` another time of change, a minute older, as an installer
+    gives them new ones, their content unchanged."""
+    for source in package.glob("*.py"):
+        status = source.stat()
+        os.utime(source, ns=(status.st_atime_ns, status.st_mtime_ns - 60 * 10**9))
+
+
+def _with_times_of(package: Path, manifest: str) -> str:
+    """`manifest` with the sources' times of change in `package` now."""
+    lines = [line.split() for line in manifest.splitlines()]
+    for words in lines:
+        if words[0] == "source":
+            words[3] = str((package / words[1]).stat().st_mtime_ns)
+    return "".join(" ".join(words) + "\n" for words in lines)
+
+
 def _files(folder: Path) -> dict[str, bytes]:
-    return {path.name: path.read_bytes() for path in sorted(folder.iterdir())}
+    """The files under `folder`, by path in it, with their content."""
+    return {path.relative_to(folder).as_posix(): path.read_bytes()
+            for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +129,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A root whose package has a fresh build of its small module."""
     root = tmp_path_factory.mktemp("built")
     package = _package(root)
-    assert install(package, root, MODULES) == f"compiled small.py into {package / NATIVE}"
+    assert install(package, root, MODULES) == f"{COMPILED} {package / NATIVE}"
     return root
 
 
@@ -94,13 +143,28 @@ def copy(built: Path, tmp_path: Path) -> Path:
 def test_a_fresh_build_is_loaded(built: Path) -> None:
     implementation, file, kind, result = _loaded(built)
     assert implementation == "compiled"
-    assert Path(file) == built / "llm_stream" / NATIVE / f"small{EXTENSION_SUFFIXES[0]}"
+    assert Path(file) == built / "llm_stream" / NATIVE / "llm_stream" / f"small{SUFFIX}"
     assert (kind, result) == ("builtin_function_or_method", "42")
-    manifest = (built / "llm_stream" / NATIVE / f"manifest{EXTENSION_SUFFIXES[0]}.txt"
+    manifest = (built / "llm_stream" / NATIVE / f"manifest{SUFFIX}.txt"
                 ).read_text().splitlines()
-    assert manifest[0] == f"suffix {EXTENSION_SUFFIXES[0]}"
-    assert manifest[2] == "compiled small.py"
-    assert [line.split()[1] for line in manifest[3:]] == ["__init__.py", "limits.py", "small.py"]
+    assert manifest[0] == f"suffix {SUFFIX}"
+    assert manifest[2] == "compiled caller.py small.py"
+    assert [line.split()[1] for line in manifest[3:]] == [
+        "__init__.py", "caller.py", "limits.py", "small.py"]
+
+
+def test_a_module_another_compiled_one_imports_names_its_real_file(built: Path) -> None:
+    """mypyc's runtime loads `small` for `caller`, and names its file after the group's library:
+    the library's folder joined with the module's dotted path, which the build's layout makes
+    the extension's own path."""
+    code = ("import llm_stream.caller as caller, llm_stream.small as small\n"
+            "print(caller.quadruple(5), small.__file__, small.__spec__.origin, caller.__file__)")
+    result, *files = _python(built, code)
+    assert result == "20"
+    folder = built / "llm_stream" / NATIVE / "llm_stream"
+    assert [Path(file) for file in files] == [
+        folder / f"small{SUFFIX}", folder / f"small{SUFFIX}", folder / f"caller{SUFFIX}"]
+    assert all(Path(file).is_file() for file in files)
 
 
 def test_checking_the_build_loads_no_openssl(built: Path) -> None:
@@ -128,7 +192,7 @@ def test_a_changed_source_falls_back_to_the_pure_module(copy: Path) -> None:
 @pytest.mark.parametrize("line", [f"suffix {OTHER}", "suffix"])
 def test_a_build_for_another_interpreter_is_not_loaded(copy: Path, line: str) -> None:
     manifest = copy / "llm_stream" / NATIVE / MANIFEST
-    manifest.write_text(manifest.read_text().replace(f"suffix {EXTENSION_SUFFIXES[0]}", line))
+    manifest.write_text(manifest.read_text().replace(f"suffix {SUFFIX}", line))
     assert _loaded(copy)[:2] == ["pure", str(copy / "llm_stream" / "small.py")]
 
 
@@ -163,55 +227,169 @@ def test_a_source_with_a_new_time_of_change_and_the_same_content_still_matches(
     assert _loaded(copy)[0] == "compiled" and is_current(copy / "llm_stream", MODULES)
 
 
+def test_new_times_of_the_same_sources_are_recorded_so_that_only_one_import_hashes(
+        copy: Path) -> None:
+    """An installer gives every file a new time of change. The first import hashes the sources
+    and finds them alike, so it writes their times into the manifest (keeping its mode whatever
+    the umask, and leaving no temporary file), and the next hashes nothing."""
+    package = copy / "llm_stream"
+    native = package / NATIVE
+    (native / MANIFEST).chmod(0o644)
+    built = (native / MANIFEST).read_text()
+    _moved_back(package)
+    assert _hashed(copy, umask=0o077) == ["compiled", *SOURCES]
+    assert _hashed(copy) == ["compiled"]
+    assert (native / MANIFEST).read_text() == _with_times_of(package, built) != built
+    assert (native / MANIFEST).stat().st_mode & 0o777 == 0o644
+    assert not [name for name in _files(native) if name.split("/")[-1].startswith(".")]
+    assert is_current(package, MODULES)
+
+
+def test_a_source_changed_after_its_time_was_recorded_is_not_loaded(copy: Path) -> None:
+    """The times recorded vouch only for the content hashed: a source written again (of the
+    same size) has another time, so it is hashed, and the build is stale; the manifest is left
+    as it was."""
+    package = copy / "llm_stream"
+    _moved_back(package)
+    assert _hashed(copy) == ["compiled", *SOURCES]
+    recorded = (package / NATIVE / MANIFEST).read_bytes()
+    edited = SMALL.replace("x * 2", "x + x")
+    assert len(edited) == len(SMALL)
+    (package / "small.py").write_text(edited)
+    assert _loaded(copy) == ["pure", str(package / "small.py"), "function", "42"]
+    assert _hashed(copy) == ["pure", "small.py"]
+    assert (package / NATIVE / MANIFEST).read_bytes() == recorded
+
+
+def test_a_time_of_change_not_yet_settled_is_hashed_again(copy: Path) -> None:
+    """A file written again within one tick of its file system's clock can keep its time with
+    another content of the same size, so the manifest records only times at least 2 s old;
+    younger ones, or ones ahead of the clock, are hashed at each import."""
+    package = copy / "llm_stream"
+    recorded = (package / NATIVE / MANIFEST).read_bytes()
+    ahead = time.time_ns() + 60 * 10**9
+    for source in package.glob("*.py"):
+        os.utime(source, ns=(ahead, ahead))
+    assert _hashed(copy) == ["compiled", *SOURCES]
+    assert _hashed(copy) == ["compiled", *SOURCES]
+    assert (package / NATIVE / MANIFEST).read_bytes() == recorded
+
+
+def test_an_unwritable_build_is_hashed_at_each_import_without_a_word(copy: Path) -> None:
+    """A site-packages the importing user cannot write keeps its manifest: each import hashes
+    the sources, loads the build all the same and says nothing. Run as root, whom no mode
+    stops, the imports run without root's capabilities (setpriv)."""
+    package = copy / "llm_stream"
+    _moved_back(package)
+    native = package / NATIVE
+    files = _files(native)
+    native.chmod(0o555)
+    try:
+        results = [subprocess.run([*_unprivileged(), sys.executable, "-c", HASHED],
+                                  env=_environment(copy), capture_output=True, text=True,
+                                  check=False) for _ in range(2)]
+    finally:
+        native.chmod(0o755)
+    assert [(result.returncode, result.stderr, result.stdout.split()) for result in results] == [
+        (0, "", ["compiled", *SOURCES])] * 2
+    assert _files(native) == files
+
+
+def test_processes_importing_at_once_leave_a_whole_manifest(copy: Path) -> None:
+    """Each process that records the times writes its own temporary file and renames it over
+    the manifest, so processes importing at once leave one whole manifest, and nothing else."""
+    package = copy / "llm_stream"
+    built = (package / NATIVE / MANIFEST).read_text()
+    _moved_back(package)
+    children = [subprocess.Popen([sys.executable, "-c", HASHED], env=_environment(copy),
+                                 stdout=subprocess.PIPE, text=True) for _ in range(8)]
+    chosen = [child.communicate(timeout=120)[0].split()[0] for child in children]
+    assert chosen == ["compiled"] * 8
+    assert (package / NATIVE / MANIFEST).read_text() == _with_times_of(package, built)
+    assert sorted(_files(package / NATIVE)) == sorted(
+        [MANIFEST, f"_native__mypyc{SUFFIX}", f"llm_stream/caller{SUFFIX}",
+         f"llm_stream/small{SUFFIX}"])
+    assert _hashed(copy) == ["compiled"]
+
+
+def test_times_are_not_recorded_over_a_manifest_replaced_meanwhile(tmp_path: Path) -> None:
+    """An install may replace the manifest while an import hashes the sources: the import then
+    leaves the install's manifest, which describes the build beside it."""
+    manifest = tmp_path / MANIFEST
+    manifest.write_text("suffix S\nsource a.py 1 5 new\n")
+    llm_stream._record_times(str(manifest), "suffix S\nsource a.py 1 4 old\n", {"a.py": 3})
+    assert manifest.read_text() == "suffix S\nsource a.py 1 5 new\n"
+    assert os.listdir(tmp_path) == [MANIFEST]
+
+
 def test_another_interpreters_build_is_left_alone(copy: Path) -> None:
     """Two interpreters sharing the tree (a venv and a nox session's) each keep their build:
     an install replaces its own interpreter's files only."""
     native = copy / "llm_stream" / NATIVE
-    theirs = {f"small{OTHER}": b"their module", f"_native__mypyc{OTHER}": b"their library",
+    theirs = {f"llm_stream/small{OTHER}": b"their module",
+              f"_native__mypyc{OTHER}": b"their library",
               f"manifest{OTHER}.txt": f"suffix {OTHER}\n".encode()}
     for name, content in theirs.items():
         (native / name).write_bytes(content)
     assert _loaded(copy)[0] == "compiled"
     (copy / "llm_stream" / "small.py").write_text(SMALL.replace("x * 2", "x + x"))
-    assert install(copy / "llm_stream", copy, MODULES) == f"compiled small.py into {native}"
+    assert install(copy / "llm_stream", copy, MODULES) == f"{COMPILED} {native}"
     assert {name: (native / name).read_bytes() for name in theirs} == theirs
     assert _loaded(copy)[0] == "compiled"
 
 
 def test_an_install_after_an_interrupted_one_leaves_only_its_build(copy: Path) -> None:
     """An install killed after it removed its manifest leaves no manifest: pure until the next
-    install, which removes the files of this interpreter that its build does not have."""
+    install, which removes the files of this interpreter that its build does not have (a
+    module's extension where an older layout put it among them) and the temporary files a
+    killed process left."""
     native = copy / "llm_stream" / NATIVE
     (native / MANIFEST).unlink()
-    (native / f"gone{EXTENSION_SUFFIXES[0]}").write_bytes(b"of an older build")
-    (native / f".small{EXTENSION_SUFFIXES[0]}.x1y2z3").write_bytes(b"half written")
+    (native / "llm_stream" / f"gone{SUFFIX}").write_bytes(b"of an older build")
+    (native / f"small{SUFFIX}").write_bytes(b"of the older layout")
+    (native / "llm_stream" / f".small{SUFFIX}.x1y2z3").write_bytes(b"half written")
+    (native / f".{MANIFEST}.12345").write_bytes(b"half written by an import")
     assert _loaded(copy)[0] == "pure"
     install(copy / "llm_stream", copy, MODULES)
-    assert sorted(os.listdir(native)) == sorted(
-        [MANIFEST, f"small{EXTENSION_SUFFIXES[0]}", f"_native__mypyc{EXTENSION_SUFFIXES[0]}"])
+    assert sorted(path.relative_to(native).as_posix() for path in native.rglob("*")) == sorted(
+        [MANIFEST, "llm_stream", f"llm_stream/caller{SUFFIX}", f"llm_stream/small{SUFFIX}",
+         f"_native__mypyc{SUFFIX}"])
     assert _loaded(copy)[0] == "compiled"
 
 
 @pytest.mark.parametrize("change", ["an extension added", "an extension missing",
-                                    "another list of modules", "a manifest not UTF-8"])
+                                    "an extension outside its folder", "another list of modules",
+                                    "a manifest not UTF-8"])
 def test_a_build_whose_files_are_not_its_manifests_is_not_loaded(
         copy: Path, change: str) -> None:
     """The loader trusts the manifest only as far as `_native/` holds, for this interpreter,
     exactly the files of the build it describes; any doubt means pure, never a traceback."""
     native = copy / "llm_stream" / NATIVE
-    small = native / f"small{EXTENSION_SUFFIXES[0]}"
+    small = native / "llm_stream" / f"small{SUFFIX}"
     manifest = native / MANIFEST
     if change == "an extension added":
-        shutil.copy2(small, native / f"limits{EXTENSION_SUFFIXES[0]}")
+        shutil.copy2(small, native / "llm_stream" / f"limits{SUFFIX}")
     elif change == "an extension missing":
         small.unlink()
+    elif change == "an extension outside its folder":
+        small.rename(native / small.name)
     elif change == "another list of modules":
-        manifest.write_text(manifest.read_text().replace("compiled small.py",
-                                                         "compiled small.py limits.py"))
+        manifest.write_text(manifest.read_text().replace("small.py\n", "small.py limits.py\n"))
     else:
         manifest.write_bytes(b"\xff\xfe" + manifest.read_bytes())
     assert _loaded(copy)[:2] == ["pure", str(copy / "llm_stream" / "small.py")]
     assert not is_current(copy / "llm_stream", MODULES)
+
+
+def _unprivileged() -> list[str]:
+    """The words that run a command without root's capabilities, for a mode to stop it as it
+    stops any other user (none when not root); skips the test where that cannot be done."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("run as root without setpriv, which could drop root's capabilities")
+    return [setpriv, "--inh-caps=-all", "--bounding-set=-all", "--"]
 
 
 def test_an_unwritable_tree_is_left_pure_in_one_line(tmp_path: Path) -> None:
@@ -220,19 +398,13 @@ def test_an_unwritable_tree_is_left_pure_in_one_line(tmp_path: Path) -> None:
     install runs without root's capabilities (setpriv)."""
     code = ("import sys; from pathlib import Path; "
             "from llm_stream_codegen.native import BuildError, install\n"
-            "try:\n    install(Path(sys.argv[1]), Path(sys.argv[2]), ('small.py',))\n"
+            f"try:\n    install(Path(sys.argv[1]), Path(sys.argv[2]), {MODULES!r})\n"
             "except BuildError as exc:\n    print(exc)")
-    unprivileged: list[str] = []
-    if os.geteuid() == 0:
-        setpriv = shutil.which("setpriv")
-        if setpriv is None:
-            pytest.skip("run as root without setpriv, which could drop root's capabilities")
-        unprivileged = [setpriv, "--inh-caps=-all", "--bounding-set=-all", "--"]
     package = _package(tmp_path)
     package.chmod(0o555)
     try:
         result = subprocess.run(
-            [*unprivileged, sys.executable, "-c", code, str(package), str(tmp_path)],
+            [*_unprivileged(), sys.executable, "-c", code, str(package), str(tmp_path)],
             capture_output=True, text=True, timeout=300, check=False)
     finally:
         package.chmod(0o755)
@@ -262,7 +434,7 @@ def test_a_build_waits_for_the_projects_lock(copy: Path) -> None:
     package = copy / "llm_stream"
     (package / "small.py").write_text(SMALL.replace("2", "3"))
     code = ("import sys; from pathlib import Path; from llm_stream_codegen.native import install;"
-            "print(install(Path(sys.argv[1]), Path(sys.argv[2]), ('small.py',)))")
+            f"print(install(Path(sys.argv[1]), Path(sys.argv[2]), {MODULES!r}))")
     with project_lock(copy, exclusive=True):
         child = subprocess.Popen([sys.executable, "-c", code, str(package), str(copy)],
                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -270,8 +442,8 @@ def test_a_build_waits_for_the_projects_lock(copy: Path) -> None:
         assert "waiting for another llm-stream command" in child.stderr.readline()
         assert child.poll() is None and not is_current(package, MODULES)
     output, _ = child.communicate(timeout=300)
-    assert (child.returncode, output) == (0, f"compiled small.py into {package / NATIVE}\n")
-    extension = package / NATIVE / f"small{EXTENSION_SUFFIXES[0]}"
+    assert (child.returncode, output) == (0, f"{COMPILED} {package / NATIVE}\n")
+    extension = package / NATIVE / "llm_stream" / f"small{SUFFIX}"
     assert _loaded(copy)[:2] == ["compiled", str(extension)]
 
 
@@ -289,7 +461,7 @@ def test_the_build_finds_its_builder_where_pip_hides_the_projects_paths(
     monkeypatch.setenv("PYTHONPATH", str(hiding))
     root = tmp_path / "root"
     package = _package(root)
-    assert install(package, root, MODULES) == f"compiled small.py into {package / NATIVE}"
+    assert install(package, root, MODULES) == f"{COMPILED} {package / NATIVE}"
 
 
 FAILURES = {
@@ -350,7 +522,9 @@ def test_this_environment_runs_the_compiled_decoder() -> None:
     assert llm_stream.implementation() == "compiled", (
         f"{package / NATIVE} is missing or stale: reinstall the project (`pip install -e .`, "
         "or `nox`, which reinstalls it) to compile the decoder's modules")
-    from llm_stream import decoder, sse
-
-    for module in (decoder, sse):
-        assert module.__file__ is not None and module.__file__.endswith(EXTENSION_SUFFIXES[0])
+    code = ("import llm_stream.decoder, llm_stream.sse\n"
+            "print(llm_stream.decoder.__file__, llm_stream.sse.__file__)")
+    files = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           check=True).stdout.split()
+    assert [Path(file).parent for file in files] == [package / NATIVE / "llm_stream"] * 2
+    assert all(Path(file).is_file() and file.endswith(SUFFIX) for file in files)

@@ -41,7 +41,10 @@ MANIFEST = f"manifest{SUFFIX}.txt"
 """This interpreter's manifest in `NATIVE`; the package's `__init__` reads the same name and
 format."""
 GROUP = "_native"
-"""mypyc's group: its shared library is `<package>._native__mypyc`, inside the package."""
+"""mypyc's group: its shared library is `<package>._native__mypyc`, inside the package. It lies
+in `NATIVE` itself and each compiled module's extension in `NATIVE/<package>/`, the layout mypyc's
+runtime assumes of a group: a compiled module that another imports gets the `__file__` of the
+library's folder joined with the module's dotted path, which is then the real file."""
 MYPY_OPTIONS = ("--no-site-packages", "--ignore-missing-imports")
 """The compiled code is typed by the package alone, whatever else the interpreter has installed
 (pydantic, which the sources name only for type checking), so every build is the same."""
@@ -61,17 +64,27 @@ def mypy_version() -> str | None:
     return __version__
 
 
-def extension_files(modules: Sequence[str]) -> set[str]:
-    """The files a build of `modules` puts in `NATIVE` for this interpreter: one extension a
-    module, and the group's shared library."""
-    return {f"{name.removesuffix('.py')}{SUFFIX}" for name in modules} | {f"{GROUP}__mypyc{SUFFIX}"}
+def extension_files(package: str, modules: Sequence[str]) -> set[str]:
+    """The files a build of `package`'s `modules` puts in `NATIVE` for this interpreter, by path
+    in it: the group's shared library, and one extension a module in the folder `package`."""
+    return ({f"{package}/{name.removesuffix('.py')}{SUFFIX}" for name in modules}
+            | {f"{GROUP}__mypyc{SUFFIX}"})
+
+
+def present_files(native: Path, package: str) -> set[str]:
+    """This interpreter's extension files in `native` and in its folder `package`, by path in
+    `native` (so that `extension_files` says whether they are a whole build)."""
+    return {path.relative_to(native).as_posix() for folder in (native, native / package)
+            for path in folder.glob(f"*{SUFFIX}")}
 
 
 def manifest(package: Path, modules: Sequence[str], mypy: str) -> str:
     """The manifest of a build of `package`'s sources: one `key value...` line a fact, so that
     `__init__` reads it with str.split, without importing json. A line `source NAME SIZE
     MTIME_NS SHA256` a top-level module: the loader hashes only a file whose size is the same and
-    whose time of change is not, which keeps `import llm_stream` from hashing the package."""
+    whose time of change is not, and writes the manifest again with the new times once it
+    found the same content (`__init__`'s `_record_times`), which keeps `import llm_stream` from
+    hashing the package."""
     lines = [f"suffix {SUFFIX}", f"mypy {mypy}", f"compiled {' '.join(modules)}"]
     for source in sorted(package.glob("*.py")):
         status = source.stat()
@@ -95,10 +108,10 @@ def is_current(package: Path, modules: Sequence[str] = COMPILED) -> bool:
     native = package / NATIVE
     try:
         present = (native / MANIFEST).read_text(encoding="utf-8")
-        built = {path.name for path in native.iterdir() if path.name.endswith(SUFFIX)}
+        built = present_files(native, package.name)
     except (OSError, ValueError):
         return False
-    return (mypy is not None and built == extension_files(modules)
+    return (mypy is not None and built == extension_files(package.name, modules)
             and _facts(present) == _facts(manifest(package, modules, mypy)))
 
 
@@ -122,12 +135,19 @@ def compile_modules(package: Path, into: Path, modules: Sequence[str] = COMPILED
         if result.returncode != 0:
             raise BuildError(_reason(result.stdout + result.stderr))
         built = sorted((Path(work) / "out" / package.name).glob(f"*{SUFFIX}"))
-        if {extension.name for extension in built} != extension_files(modules):
+        places = {extension: _place(package.name, extension.name) for extension in built}
+        if set(places.values()) != extension_files(package.name, modules):
             raise BuildError("the compiler did not produce the extension modules expected")
-        into.mkdir()
-        for extension in built:
-            shutil.copy2(extension, into / extension.name)
+        (into / package.name).mkdir(parents=True)
+        for extension, place in places.items():
+            shutil.copy2(extension, into / place)
         (into / MANIFEST).write_text(built_from, encoding="utf-8")
+
+
+def _place(package: str, extension: str) -> str:
+    """Where in `NATIVE` an extension file that setuptools built into the package goes: the
+    group's library at the top, a module's in the folder `package`."""
+    return extension if extension.startswith(f"{GROUP}__mypyc") else f"{package}/{extension}"
 
 
 def _reason(output: str) -> str:
@@ -160,13 +180,13 @@ def install(package: Path, root: Path, modules: Sequence[str] = COMPILED) -> str
                 return f"{native} is up to date"
             with tempfile.TemporaryDirectory(prefix="llm-stream-build-") as work:
                 compile_modules(package, Path(work) / NATIVE, modules)
-                _put_in_place(Path(work) / NATIVE, native)
+                _put_in_place(Path(work) / NATIVE, native, package.name)
     except OSError as exc:
         raise BuildError(f"the build could not be kept in {native}: {exc}") from exc
     return f"compiled {', '.join(modules)} into {native}"
 
 
-def _put_in_place(build: Path, native: Path) -> None:
+def _put_in_place(build: Path, native: Path, package: str) -> None:
     """Replace this interpreter's files in `native` by `build`'s, leaving other interpreters'
     alone: its manifest goes first and comes back last, so that a kill at any point leaves
     either no manifest for this interpreter (pure, rebuilt by the next install) or a whole
@@ -174,13 +194,13 @@ def _put_in_place(build: Path, native: Path) -> None:
     keeps it mapped."""
     native.mkdir(exist_ok=True)
     (native / MANIFEST).unlink(missing_ok=True)
-    for leftover in native.glob(f".*{SUFFIX}*"):  # write_atomic's, of an install killed
-        leftover.unlink()
-    for extension in sorted(build.glob(f"*{SUFFIX}")):
-        write_atomic(native / extension.name, extension.read_bytes())
-    for old in native.glob(f"*{SUFFIX}"):
-        if not (build / old.name).exists():
-            old.unlink()
+    for folder in (native, native / package):  # write_atomic's and the loader's temporary
+        for leftover in folder.glob(f".*{SUFFIX}*"):  # files, of a process killed
+            leftover.unlink()
+    for place in sorted(present_files(build, package)):
+        write_atomic(native / place, (build / place).read_bytes())
+    for old in present_files(native, package) - present_files(build, package):
+        (native / old).unlink()
     write_atomic(native / MANIFEST, (build / MANIFEST).read_bytes())
 
 
