@@ -1140,6 +1140,28 @@ def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
         "built"}
 
 
+def test_a_reused_block_record_remembers_nothing_of_its_last_block() -> None:
+    """The quick path reuses the record of the block it closed last for the next it opens
+    (`decoder._Block`): once reset, it must be a fresh block's, whatever it held."""
+    from llm_stream import lifecycle
+    from llm_stream.decoder import _Block, _Joining
+
+    attributes = ["state", "kind", "counted", "count", "counts", "closes_with", "completed",
+                  "joining", "built"]
+    used = _Block("closed")
+    used.kind, used.completed = "tool-call", "reasoning.signature"
+    used.hold("tool.call", 1)
+    used.hold("reasoning.signature", 1)
+    used.closes_with = ("tool.call", "tool_use")
+    used.joining = _Joining("tool.call.delta", lifecycle.FRAGMENTS["tool.call.delta"], {})
+    used.built = True
+    assert all(getattr(used, name) != getattr(_Block("open"), name) for name in attributes)
+    used.reset("open")
+    assert [getattr(used, name) for name in attributes] == [
+        getattr(_Block("open"), name) for name in attributes]
+    assert used.held("tool.call") == used.held("reasoning.signature") == 0
+
+
 def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() -> None:
     """An event continues a block on the hot paths only when its type has none of the
     lifecycle's per-type constraints (`decoder._STEADY_KINDS`); a table added to lifecycle.py
