@@ -26,7 +26,7 @@ def general_only(**options: Any) -> Decoder:
     """A `Decoder(**options)` whose every event takes the general path, validators first."""
     decoder = Decoder(**options)
     decoder._steady = _NeverSteady()
-    decoder._quicks = {}
+    decoder._kinds = {}
     if decoder._typed is not None:
         decoder._typed = decoder._typed._replace(whole={}, trusted={})
     return decoder

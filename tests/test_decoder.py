@@ -1119,17 +1119,47 @@ def test_every_state_of_the_decoder_is_weighed_by_the_quick_path() -> None:
     weighed = {
         # configuration
         "typed", "_typed", "strict", "tools", "request_metadata", "lifecycle", "_validates",
-        "_is_valid", "_errors", "_sse", "_max_blocks", "_quicks",
+        "_is_valid", "_errors", "_sse", "_max_blocks", "_kinds",
         # a guess at the type of the next chunk, which only chooses how it is cut out
         "_hot",
+        # the record of a closed block kept for reuse, which no check reads (`_Block.reset`)
+        "_spare",
         # what the general path reads or changes, and so the quick path too
         "diagnostics", "_state", "_first", "_expected_seq", "_last_line", "_pending", "_blocks",
-        "_block_kinds", "_block_counts", "_counts", "_seen", "_last_value", "_closes_with",
-        "_completed", "_joining", "_built", "_steady", "_failed", "_closed", "_placed",
+        "_counts", "_seen", "_last_value", "_steady", "_failed", "_closed", "_placed",
         "_end_rejected",
     }
     # compiled (mypyc), a class declares its attributes as __mypyc_attrs__, not __slots__
     assert set(getattr(Decoder, "__mypyc_attrs__", None) or Decoder.__slots__) == weighed
+    # and what the decoder remembers of each block (`_blocks`), which it reads and changes too
+    from llm_stream.decoder import _Block
+
+    attributes = getattr(_Block, "__mypyc_attrs__", None) or vars(_Block("open"))
+    assert set(attributes) - {"__dict__"} == {
+        "state", "kind", "counted", "count", "counts", "closes_with", "completed", "joining",
+        "built"}
+
+
+def test_a_reused_block_record_remembers_nothing_of_its_last_block() -> None:
+    """The quick path reuses the record of the block it closed last for the next it opens
+    (`decoder._Block`): once reset, it must be a fresh block's, whatever it held."""
+    from llm_stream import lifecycle
+    from llm_stream.decoder import _Block, _Joining
+
+    attributes = ["state", "kind", "counted", "count", "counts", "closes_with", "completed",
+                  "joining", "built"]
+    used = _Block("closed")
+    used.kind, used.completed = "tool-call", "reasoning.signature"
+    used.hold("tool.call", 1)
+    used.hold("reasoning.signature", 1)
+    used.closes_with = ("tool.call", "tool_use")
+    used.joining = _Joining("tool.call.delta", lifecycle.FRAGMENTS["tool.call.delta"], {})
+    used.built = True
+    assert all(getattr(used, name) != getattr(_Block("open"), name) for name in attributes)
+    used.reset("open")
+    assert [getattr(used, name) for name in attributes] == [
+        getattr(_Block("open"), name) for name in attributes]
+    assert used.held("tool.call") == used.held("reasoning.signature") == 0
 
 
 def test_every_per_type_table_of_the_lifecycle_is_weighed_for_the_hot_paths() -> None:

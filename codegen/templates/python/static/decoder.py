@@ -276,34 +276,17 @@ _UNPARSED: Final[Any] = object()
 """The data of an event that no path has parsed yet (JSON's null parses to None)."""
 
 
-class _Words(NamedTuple):
-    """What `Decoder._sound` looks for in a text, as str or as bytes: colons; the start of
-    \\u003a (or \\u003A), a colon within a string written without one; and what a model may
-    take that its schema refuses: NaN and Infinity, which are not JSON, and null, for an
-    optional field (`_Typed.nullable`). A word is looked for only where its first letter (an
-    int in bytes: one memchr, a tenth of the cost of looking for bytes) is in the text. Each is
-    typed Any (str, bytes or int), so that a text of either kind takes the words of its kind."""
-
-    colon: Any
-    backslash: Any
-    escaped_colon: Any
-    nan_initial: Any
-    nan: Any
-    infinity_initial: Any
-    infinity: Any
-    null: Any
+def _text(data: str | bytes) -> str:
+    """An event's data as str, for `Decoder._sound` and the colons it counts: compiled, str's
+    count and find are direct calls, while bytes' go through Python's method calls, which cost
+    more than decoding first. A byte that is no UTF-8 (data the SSE layer has not yet taken)
+    becomes U+FFFD, never a colon nor a letter of what is looked for."""
+    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
 
 
-_WORDS: Final = _Words(":", "\\", "u003", "N", "NaN", "I", "Infinity", "null")
-_WORDS_BYTES: Final = _Words(
-    b":", ord("\\"), b"u003", ord("N"), b"NaN", ord("I"), b"Infinity", b"null")
-
-
-def _holds(text: Any, initial: Any, word: Any) -> bool:
-    """Whether a text (str or bytes) holds a word whose first letter is `initial`."""
-    return initial in text and text.find(word) >= 0
-
-
+_PARSE: Final = from_json
+"""`from_json`, for the loops over events: compiled, a Final is read directly, an imported name
+is looked up in the module's dict at each use."""
 _VERSION: Final = life.ENVELOPE_VERSION
 _FAILED: Final = life.FAILED_STATE
 _SEQ_MAX: Final = life.SEQ_MAX
@@ -351,34 +334,37 @@ twice."""
 
 
 
-def _bare_and_settled(text: Any, obj: dict[str, Any], kind: str) -> bool:
-    """`Decoder._sound`'s commonest case, for an event object of a `_BARE` type off the hot
-    path: a text too short to nest past the limit, with as many colons as its object and its
+def _bare_and_settled(text: str | bytes, obj: dict[str, Any], bare: bool) -> bool:
+    """`Decoder._sound`'s commonest case, for an event object of a `_BARE` type (`bare`) off the
+    hot path: a text too short to nest past the limit, with as many colons as its object and its
     delta hold members, lost none to a name written twice."""
-    if kind not in _BARE or len(text) > _SHALLOW:
+    if not bare or len(text) > _SHALLOW:
         return False
-    colons: int = text.count(b":" if isinstance(text, bytes) else ":")
     delta = obj.get("delta")
-    return colons == len(obj) + (len(delta) if type(delta) is dict else 0)
+    return _text(text).count(":") == len(obj) + (len(delta) if type(delta) is dict else 0)
 
-def _accounted(
-    text: Any, words: _Words, colons: int, members: int, fields: dict[str, Any], kind: str
-) -> bool:
+
+def _accounted(text: str, colons: int, members: int, fields: dict[str, Any], kind: str) -> bool:
     """Whether the colons of an event's text are just those of `members` members and those
     within the strings where its text runs free (`Decoder._sound` says why that settles it):
     those of `_FREE_TEXT`, and the text of a delta, a part of the colons within all its strings
-    found for little."""
+    found for little. An escaped colon (\\u003a) is looked for only where those strings hold a
+    colon, which it may have been."""
+    within = 0
     for name in _FREE_TEXT.get(kind, ()):
         free = fields.get(name)
         if type(free) is str:
-            colons -= free.count(":")
+            within += free.count(":")
     delta = fields.get("delta")
     if delta is not None:
-        free = delta.get("text") if type(delta) is dict else getattr(delta, "text", None)
+        if type(delta) is dict:
+            plain: dict[str, Any] = delta  # compiled, a direct call, as in `Decoder._sound`
+            free = plain.get("text")
+        else:
+            free = getattr(delta, "text", None)
         if type(free) is str:
-            colons -= free.count(":")
-    return colons == members and (  # `_holds`, inline
-        words.backslash not in text or text.find(words.escaped_colon) < 0)
+            within += free.count(":")
+    return colons - within == members and (within == 0 or "u003" not in text)
 
 
 Event: TypeAlias = "EventEnvelope | dict[str, Any]"
@@ -408,13 +394,8 @@ class Decoder:
     # Slots: a decoder holds more attributes than CPython keeps in an instance's compact
     # dictionary (30), past which each one costs more to set and to read.
     __slots__ = (
-        "_block_counts",
-        "_block_kinds",
         "_blocks",
-        "_built",
         "_closed",
-        "_closes_with",
-        "_completed",
         "_counts",
         "_end_rejected",
         "_errors",
@@ -423,14 +404,14 @@ class Decoder:
         "_first",
         "_hot",
         "_is_valid",
-        "_joining",
+        "_kinds",
         "_last_line",
         "_last_value",
         "_max_blocks",
         "_pending",
         "_placed",
-        "_quicks",
         "_seen",
+        "_spare",
         "_sse",
         "_state",
         "_steady",
@@ -477,8 +458,8 @@ class Decoder:
         self.tools = None if tools is None else _tool_names(tools)
         self.request_metadata = request_metadata
         self.lifecycle = lifecycle
-        # the quick path of each event type (`_QUICK`): it weighs the lifecycle
-        self._quicks: dict[str, _QuickPath] = _QUICK if lifecycle else {}
+        # what the loops over events weigh of each registered type, in this mode (`_Kind`)
+        self._kinds = _kinds_of(self._typed, lifecycle)
         self.diagnostics: list[Diagnostic] = []
         self._sse = SSEDecoder(
             max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes, bytes_data=True)
@@ -487,16 +468,11 @@ class Decoder:
         self._expected_seq = 0
         self._last_line = 1  # where an end-of-body finding goes when no event came: line 1
         self._pending: tuple[str, int] | None = None  # the data and line of a broken event
-        self._blocks: dict[int, str] = {}
-        self._block_kinds: dict[int, str] = {}
-        self._block_counts: dict[tuple[int, str], int] = {}
+        self._blocks: dict[int, _Block] = {}  # block index: its state and what it remembers
+        self._spare: _Block | None = None  # a record free for the next block (`_Block`)
         self._counts: dict[str, int] = {}
         self._seen: dict[tuple[str, str], set[Any]] = {}
         self._last_value: dict[tuple[str, str], Any] = {}
-        self._closes_with: dict[int, tuple[str, str]] = {}
-        self._completed: dict[int, str] = {}  # block index: the event that completed it
-        self._joining: dict[int, _Joining] = {}  # block index: its fragments so far
-        self._built: set[int] = set()  # blocks that hold an event built by fragments
         self._steady: dict[object, _Steady] = {}
         self._max_blocks = max_blocks
         self._end_rejected = False  # the last event, a stream.end, was rejected unplaced
@@ -661,23 +637,25 @@ class Decoder:
         text goes. The quick path (`_QUICK`) takes what it can, and the general path the rest, with
         what was parsed."""
         sse = self._sse
-        typed = self._typed
-        if typed is not None:
+        known = self._kinds.get(kind)
+        if self._typed is not None:
             if event is not None:
                 fields = event.__dict__  # read once for both below
                 if not (  # `_Typed.members` settles the commonest text, as in `_events`
-                    kind in _BARE and payload.count(b":") == typed.members.get(kind)
+                    known is not None and known.bare
+                    and _text(payload).count(":") == known.members
                 ) and not self._sound(payload, event, kind, fields):
                     event = None
-                elif (quick := self._quicks.get(kind)) is not None and quick.take(
+                elif known is not None and (quick := known.quick) is not None and quick.take(
                         self, fields, True):
                     self._last_line = sse.took_whole_event()
                     return [event]
         else:
             if (
                 type(event) is dict
-                and (quick := self._quicks.get(kind)) is not None
-                and (_bare_and_settled(payload, event, kind)
+                and known is not None
+                and (quick := known.quick) is not None
+                and (_bare_and_settled(payload, event, known.bare)
                      or self._sound(payload, event, kind))
                 and quick.take(self, event, False)
             ):
@@ -699,17 +677,15 @@ class Decoder:
         (`_Steady`). Their envelope is checked inline: v is the version, and seq is an integer
         (not an integral float, which equals one: D-INTEGERS), the next seq, above 1 (True ==
         1) and at most the largest. The next seq lives in `expected` while no other path runs.
-        Any other event is parsed once (typed: parsed and validated in one step) and tried on
-        the quick path (`_QUICK`); what that does not take goes down the general path with
-        what was parsed or built. A typed event left there, which has findings or opens the
-        lifecycle's rarer cases, is parsed once more as an object for the checks that read
-        one."""
+        Any other event of a registered type is parsed once (typed: parsed and validated in one
+        step) and tried on the quick path (`_QUICK`); what that does not take goes down the
+        general path with what was parsed or built (an event of another type is parsed there).
+        A typed event left there, which has findings or opens the lifecycle's rarer cases, is
+        parsed once more as an object for the checks that read one."""
         out: list[Event] = []
         steady = self._steady
         sse_found = self._sse.diagnostics
-        whole = None if self._typed is None else self._typed.whole
-        members = {} if self._typed is None else self._typed.members
-        quicks = self._quicks
+        kinds = self._kinds
         expected = self._expected_seq
         pending = self._pending  # changed only on the general path
         try:
@@ -719,17 +695,16 @@ class Decoder:
                     self._drain_sse(line)
                 parsed: object = _UNPARSED
                 model: Any = None
-                if pending is None:
-                    if whole is not None:
-                        validate = whole.get(sse_type)
-                        if validate is not None:
-                            try:
-                                model = validate(data, strict=True)
-                            except ValueError:
-                                model = None
+                if pending is None and (known := kinds.get(sse_type)) is not None:
+                    validate = known.validate
+                    if validate is not None:
+                        try:
+                            model = validate(data, strict=True)
+                        except ValueError:
+                            model = None
                         if model is not None:
                             if (
-                                sse_type in _STEADY_KINDS
+                                known.steady
                                 and model.seq == expected
                                 and expected <= _SEQ_MAX
                                 and (entry := steady.get(model.index)) is not None
@@ -738,7 +713,7 @@ class Decoder:
                                 # `_Typed.members` settles the commonest text
                                 colons = (data.count(b":") if isinstance(data, bytes)
                                           else data.count(":"))
-                                if colons == members.get(sse_type) or self._sound(
+                                if colons == known.members or self._sound(
                                         data, model, sse_type):
                                     expected += 1
                                     out.append(model)
@@ -747,12 +722,10 @@ class Decoder:
                             else:
                                 fields = model.__dict__  # read once for both below
                                 if not (  # `_Typed.members` settles the commonest text
-                                    sse_type in _BARE
-                                    and (data.count(b":") if isinstance(data, bytes)
-                                         else data.count(":")) == members.get(sse_type)
+                                    known.bare and _text(data).count(":") == known.members
                                 ) and not self._sound(data, model, sse_type, fields):
                                     model = None
-                                elif (quick := quicks.get(sse_type)) is not None:
+                                elif (quick := known.quick) is not None:
                                     self._expected_seq = expected
                                     if quick.take(self, fields, True):
                                         expected = self._expected_seq
@@ -760,26 +733,27 @@ class Decoder:
                                         continue
                     else:
                         try:
-                            parsed = obj = from_json(data, allow_inf_nan=False)
+                            parsed = obj = _PARSE(data, allow_inf_nan=False)
                         except ValueError:
                             obj = None
                         if type(obj) is dict:
-                            index = key = obj.get("index")  # `key` stays boxed, as in `feed`
-                            entry = steady.get(key) if type(index) is int else None
-                            kind, check = _NOT_STEADY if entry is None else entry
-                            if kind == sse_type:
-                                try:  # subscripts cost less than get, as in `feed`
-                                    steady_envelope = (
-                                        type(seq := obj["seq"]) is int
-                                        and seq == expected
-                                        and 1 < expected <= _SEQ_MAX
-                                        and kind == obj["type"]
-                                        and obj["v"] == _VERSION
-                                    )
-                                except KeyError:  # a member missing is no steady event
-                                    steady_envelope = False
-                            else:
-                                steady_envelope = False
+                            steady_envelope = False
+                            check = None
+                            if known.steady and steady:  # a block open that it may continue
+                                index = key = obj.get("index")  # `key` stays boxed, as in `feed`
+                                entry = steady.get(key) if type(index) is int else None
+                                kind, check = _NOT_STEADY if entry is None else entry
+                                if kind == sse_type:
+                                    try:  # subscripts cost less than get, as in `feed`
+                                        steady_envelope = (
+                                            type(seq := obj["seq"]) is int
+                                            and seq == expected
+                                            and 1 < expected <= _SEQ_MAX
+                                            and kind == obj["type"]
+                                            and obj["v"] == _VERSION
+                                        )
+                                    except KeyError:  # a member missing is no steady event
+                                        steady_envelope = False
                             if steady_envelope and (check is None or check(obj)):
                                 delta = obj.get("delta")
                                 if (  # `_sound`'s commonest case first, inline
@@ -791,8 +765,8 @@ class Decoder:
                                     expected += 1
                                     out.append(obj)
                                     continue
-                            elif (quick := quicks.get(sse_type)) is not None and (
-                                _bare_and_settled(data, obj, sse_type)
+                            elif (quick := known.quick) is not None and (
+                                _bare_and_settled(data, obj, known.bare)
                                 or self._sound(data, obj, sse_type)
                             ):
                                 self._expected_seq = expected
@@ -838,8 +812,8 @@ class Decoder:
         """
         if len(text) > _SHALLOW and too_deep(text):
             return False
-        words = _WORDS_BYTES if isinstance(text, bytes) else _WORDS
-        colons = text.count(words.colon)
+        text = _text(text)
+        colons = text.count(":")
         typed = self._typed
         if typed is not None:
             members = typed.members.get(kind, 0)
@@ -847,19 +821,19 @@ class Decoder:
                 return True
             if fields is None:
                 fields = value.__dict__
-            if members and _accounted(text, words, colons, members, fields, kind):
+            if members and _accounted(text, colons, members, fields, kind):
                 return True
-            if _holds(text, words.nan_initial, words.nan) or _holds(
-                text, words.infinity_initial, words.infinity
-            ) or (kind in typed.nullable and text.find(words.null) >= 0):
+            if "NaN" in text or "Infinity" in text or (
+                    kind in typed.nullable and "null" in text):
                 return False
             if kind in typed.nullable:  # it may have more: those its text set
                 members = len(value.model_fields_set)
         else:
-            fields = value
-            delta = value.get("delta")
-            members = len(value) + (len(delta) if type(delta) is dict else 0)
-        if colons == members or _accounted(text, words, colons, members, fields, kind):
+            obj: dict[str, Any] = value  # compiled, a dict's get is a direct call, Any's is not
+            fields = obj
+            delta = obj.get("delta")
+            members = len(obj) + (len(delta) if type(delta) is dict else 0)
+        if colons == members or _accounted(text, colons, members, fields, kind):
             return True
         return not duplicate_names(text, value)
 
@@ -867,10 +841,10 @@ class Decoder:
         """Whether `_at_end` would find nothing, at an event of this type that moves the
         stream to `target`, its final state."""
         failed = self._failed or target == life.FAILED_STATE
-        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED) and (
-            not _UNFINISHED_BLOCKS.isdisjoint(self._blocks.values())
-        ):
-            return False
+        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
+            for block in self._blocks.values():
+                if block.state in _UNFINISHED_BLOCKS:
+                    return False
         counts = self._counts
         for expected, minimum in _MINIMUMS:
             if counts.get(expected, 0) + (expected == kind) < minimum:
@@ -1055,56 +1029,65 @@ class Decoder:
         index = obj.get("index")
         if type(index) is not int:
             return
-        state = self._blocks.get(index)
-        if state is None:
+        block = self._blocks.get(index)
+        if block is None:
             if len(self._blocks) >= self._max_blocks:
                 self._report("LS-LIMIT-5", line, f"block {index} is one more than the "
                                                  f"{self._max_blocks} blocks a stream may open")
                 return
             state = life.BLOCK_INITIAL
+        else:
+            state = block.state
         target = life.BLOCK_TRANSITIONS.get((state, place))
         if target is None:
             rule = life.BLOCK_VIOLATIONS[(state, place)]
             what = "content" if place == "block" else "a second content.stop"
             self._report(rule, line, f"{what} for block {index} after its content.stop")
             return
-        self._blocks[index] = target
+        if block is None:
+            block = _Block(target)
+        else:  # never a settled block's shared record: no event moves a settled block
+            block.state = target
+        self._blocks[index] = _SETTLED.get(target, block)
         if target != state:
             self._steady.pop(index, None)
         if place == "block":
             block_kind = life.BLOCK_KINDS.get(kind)
             if block_kind is not None:
-                established = self._block_kinds.setdefault(index, block_kind)
+                established = block.kind
+                if established is None:
+                    established = block.kind = block_kind
                 if established != block_kind:
                     self._report(life.BLOCK_KIND_RULE, line,
                                  f"{kind} in block {index}, which holds {established} content")
                 else:
-                    self._in_order(obj, kind, index, line)
+                    self._in_order(obj, kind, index, block, line)
             limit = life.PER_BLOCK.get(kind)
             if limit is not None:  # counted only where limited: bounded state
-                key = (index, kind)
-                count = self._block_counts[key] = self._block_counts.get(key, 0) + 1
+                count = block.held(kind) + 1
+                block.hold(kind, count)
                 if count > limit:
                     self._report(life.BLOCK_KIND_RULE, line,
                                  f"block {index} holds {count} {kind} events, at most {limit}")
             wanted = life.CLOSES_WITH.get(kind)
             if wanted is not None:
-                self._closes_with[index] = (kind, wanted)
+                block.closes_with = (kind, wanted)
             elif (
                 kind in _STEADY_KINDS
                 and established == block_kind
-                and index not in self._completed
+                and block.completed is None
                 and self._state in _KEEPS_OPEN
             ):
                 self._steady[index] = self._steady_entry(kind)
         else:
             reason = obj.get("stop_reason")
-            member, wanted = self._closes_with.get(index, ("", reason))
+            member, wanted = ("", reason) if block.closes_with is None else block.closes_with
             if reason != wanted:
                 self._report(life.CLOSES_WITH_RULE, line,
                              f"block {index} holds a {member}, so it closes with "
                              f"stop_reason {wanted!r}, not {reason!r}")
-            joining = self._joining.pop(index, None)
+            joining = block.joining
+            block.joining = None
             if joining is not None:
                 unless = joining.of.unless_stop_reason
                 if reason != unless:
@@ -1118,21 +1101,23 @@ class Decoder:
         self._hot = _HOT[kind]
         return (kind, EVENT_CHECKS[kind] if self._validates else None)
 
-    def _in_order(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
+    def _in_order(
+        self, obj: dict[str, Any], kind: str, index: int, block: _Block, line: int
+    ) -> None:
         """The order within a block: nothing after the event that completes it, and fragments
         that add up to the event they build (`life.COMPLETES_BLOCK`, `life.FRAGMENTS`)."""
-        completed = self._completed.get(index)
+        completed = block.completed
         if completed is not None and kind != completed:
             self._report(life.COMPLETES_BLOCK[completed], line,
                          f"{kind} in block {index} after its {completed}")
         elif kind in life.COMPLETES_BLOCK:
-            self._completed[index] = kind
+            block.completed = kind
             self._steady.pop(index, None)
         fragments = life.FRAGMENTS.get(kind)
         if fragments is not None:
-            self._fragment(obj, kind, fragments, index, line)
+            self._fragment(obj, kind, fragments, index, block, line)
         elif kind in _BUILT_BY:
-            self._build(obj, kind, index, line)
+            self._build(obj, kind, index, block, line)
 
     def _fragment(
         self,
@@ -1140,26 +1125,30 @@ class Decoder:
         kind: str,
         fragments: life.Fragments,
         index: int,
+        block: _Block,
         line: int,
     ) -> None:
-        if index in self._built:
+        if block.built:
             self._report(fragments.rule, line, f"{kind} in block {index} after its "
                                                f"{fragments.event}")
             return
-        joining = self._joining.get(index)
+        joining = block.joining
         if joining is None:
             missing = [name for name in fragments.carries if obj.get(name) is None]
             if missing:
                 self._report(fragments.rule, line, f"the first {kind} of block {index} carries "
                                                    "no " + " and no ".join(missing))
             joining = _Joining(kind, fragments, {n: obj.get(n) for n in fragments.carries})
-            self._joining[index] = joining
+            block.joining = joining
         joining.add(obj.get(fragments.field))
 
-    def _build(self, obj: dict[str, Any], kind: str, index: int, line: int) -> None:
+    def _build(
+        self, obj: dict[str, Any], kind: str, index: int, block: _Block, line: int
+    ) -> None:
         """The event that the fragments of its block, if any, add up to."""
-        self._built.add(index)
-        joining = self._joining.pop(index, None)
+        block.built = True
+        joining = block.joining
+        block.joining = None
         if joining is None:
             return
         field, rule = joining.of.field, joining.of.rule
@@ -1221,7 +1210,7 @@ class Decoder:
     def _at_end(self, line: int) -> None:
         if not (self._failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
             for index in sorted(self._blocks):
-                rule = life.BLOCK_UNFINISHED.get(self._blocks[index])
+                rule = life.BLOCK_UNFINISHED.get(self._blocks[index].state)
                 if rule is not None:
                     self._report(rule, line, f"block {index} was never closed by content.stop")
         for kind, (minimum, rule) in life.EXPECTED.items():
@@ -1244,6 +1233,64 @@ class Decoder:
     def conforming(self) -> bool:
         """No error so far (warnings do not count)."""
         return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+
+class _Block:
+    """One content block: its state (`life.BLOCK_STATES`) and, while events may still come in
+    it, what its lifecycle remembers of it: the kind of content it holds, how many events it
+    holds of each type of `life.PER_BLOCK`, the stop_reason it closes with (`life.CLOSES_WITH`,
+    with the type that wants it), the event that completed it (`life.COMPLETES_BLOCK`), its
+    fragments so far and whether it holds the event they build (`life.FRAGMENTS`). A block in
+    a state that no event leaves keeps none of it: it is that state's one record (`_SETTLED`),
+    which nothing changes, so that a stream of many blocks holds little for the closed ones.
+    One record a block, not a table a fact, costs an event one lookup rather than several;
+    the quick path keeps the record of the block it closed last (`Decoder._spare`) for the
+    next it opens, rather than make one a block."""
+
+    state: str
+    kind: str | None
+    counted: str | None
+    """The first type of `life.PER_BLOCK` the block holds, whose count is `count`."""
+    count: int
+    counts: dict[str, int] | None
+    """The count of any other type of `life.PER_BLOCK` the block holds."""
+    closes_with: tuple[str, str] | None
+    completed: str | None
+    joining: _Joining | None
+    built: bool
+
+    def __init__(self, state: str) -> None:
+        self.reset(state)
+
+    def reset(self, state: str) -> None:
+        """The record of a block that has just moved to `state`, holding nothing yet."""
+        self.state = state
+        self.kind = self.counted = self.completed = None
+        self.count = 0
+        self.counts = self.closes_with = self.joining = None
+        self.built = False
+
+    def held(self, kind: str) -> int:
+        """How many events of this type of `life.PER_BLOCK` the block holds."""
+        if kind == self.counted:
+            return self.count
+        return 0 if self.counts is None else self.counts.get(kind, 0)
+
+    def hold(self, kind: str, count: int) -> None:
+        """That the block holds `count` events of this type of `life.PER_BLOCK`."""
+        if self.counted is None or kind == self.counted:
+            self.counted, self.count = kind, count
+        elif self.counts is None:
+            self.counts = {kind: count}
+        else:
+            self.counts[kind] = count
+
+
+_SETTLED: Final[dict[str, _Block]] = {
+    state: _Block(state) for state in life.BLOCK_STATES
+    if not any(source == state for source, _ in life.BLOCK_TRANSITIONS)
+}
+"""The one record of each block state that no event leaves (a block closed)."""
 
 
 _JOIN_KEPT: Final = 1 << 12
@@ -1320,7 +1367,7 @@ class _QuickPath:
         self.first = plan.place == "first"
         self.counted = plan.counted
         self.ends = life.STREAM_FINAL in plan.moves.values()
-        self.integers = plan.integers
+        self.integers = frozenset(plan.integers)
         self.schema: Callable[[dict[str, Any]], bool] = EVENT_CHECKS.get(kind, _valid)
 
         def of(check: str) -> _Checks:
@@ -1338,13 +1385,15 @@ class _QuickPath:
 
     def _envelope(self, decoder: Decoder, obj: dict[str, Any]) -> bool:
         """The envelope checks of an event no model validated, whose seq was checked."""
-        # the model's type and version are its schema's
-        if obj.get("v") != _VERSION or obj.get("type") != self.kind:
+        # the model's type and version are its schema's; compiled, str compares directly
+        version, kind = obj.get("v"), obj.get("type")
+        if type(version) is not str or version != _VERSION or type(kind) is not str or (
+                kind != self.kind):
             return False
         integers = self.integers
-        if integers:
-            for name in integers:  # an integral float leaves the general path to convert
-                if type(obj.get(name)) is float:
+        if integers:  # an integral float leaves the general path to convert: floats are rare,
+            for name, value in obj.items():  # so the members are read in one pass
+                if type(value) is float and name in integers:
                     return False
         return not decoder._validates or self.schema(obj)
 
@@ -1353,8 +1402,8 @@ class _QuickPath:
         called once every other check held; when it does, what they remember of it is
         remembered, as `_field_check` remembers it."""
         rising, texts, unique = self.rising, self.texts, self.unique
-        lasts = decoder._last_value
         if rising:
+            lasts = decoder._last_value
             for field, key in rising:
                 value = obj.get(field)
                 if type(value) is int:
@@ -1366,18 +1415,19 @@ class _QuickPath:
                 value = obj.get(field)
                 if type(value) is str:  # `loads`, as `_field_check` parses it (D-LIMITS), but
                     try:  # what pydantic-core refuses is left to `loads` on the general path
-                        from_json(value, allow_inf_nan=False)
+                        _PARSE(value, allow_inf_nan=False)
                     except ValueError:
                         return False
                     if len(value) > _SHALLOW and too_deep(value):
                         return False
-        seen = decoder._seen
         if unique:
+            seen = decoder._seen
             for field, key in unique:
                 value = obj.get(field)
                 if type(value) is str or type(value) is int:
-                    known = seen.get(key, ())
-                    if value in known or len(known) >= decoder._max_blocks:
+                    known = seen.get(key)
+                    if known is not None and (
+                            value in known or len(known) >= decoder._max_blocks):
                         return False
         tools = decoder.tools
         if self.declared and tools is not None:
@@ -1393,18 +1443,21 @@ class _QuickPath:
                     return False
         # Every check held: what `_field_check` remembers.
         if rising:
+            lasts = decoder._last_value
             for field, key in rising:
                 value = obj.get(field)
                 if type(value) is int:
                     lasts[key] = value
         if unique:
+            seen = decoder._seen
             for field, key in unique:
                 value = obj.get(field)
                 if type(value) is str or type(value) is int:
                     kept = seen.get(key)
                     if kept is None:
-                        kept = seen[key] = set()
-                    kept.add(value)
+                        seen[key] = {value}
+                    else:
+                        kept.add(value)
         return True
 
     def _in_order(self, decoder: Decoder, obj: dict[str, Any], validated: bool) -> int:
@@ -1497,20 +1550,19 @@ class _QuickBlockEnd(_QuickPath):
             return False
         blocks = decoder._blocks
         block = blocks.get(index)
-        joining = None
         if block is None:  # a block unopened holds nothing (`_block` keeps no state for one)
             block_target = self.unopened
             if block_target is None or len(blocks) >= decoder._max_blocks:
                 return False
         else:
-            block_target = self.block_moves.get(block)
+            block_target = self.block_moves.get(block.state)
             if block_target is None:
                 return False
             reason = obj.get("stop_reason")
-            wanted = decoder._closes_with.get(index) if decoder._closes_with else None
+            wanted = block.closes_with
             if wanted is not None and reason != wanted[1]:
                 return False
-            joining = decoder._joining.get(index) if decoder._joining else None
+            joining = block.joining
             if joining is not None and reason != joining.of.unless_stop_reason:
                 return False
         if (self.ends and target == life.STREAM_FINAL
@@ -1521,11 +1573,19 @@ class _QuickBlockEnd(_QuickPath):
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
         self._moved(decoder, seq, state, target)
-        blocks[index] = block_target
-        if block is not None and block_target != block:
-            decoder._steady.pop(index, None)
-        if joining is not None:
-            del decoder._joining[index]
+        if block is None:
+            settled = _SETTLED.get(block_target)
+            blocks[index] = _Block(block_target) if settled is None else settled
+        else:
+            block.joining = None
+            if block_target != block.state:
+                block.state = block_target
+                settled = _SETTLED.get(block_target)
+                if settled is not None:  # the record is free: kept for the next block
+                    blocks[index] = settled
+                    decoder._spare = block
+                if decoder._steady:
+                    decoder._steady.pop(index, None)
         return True
 
 
@@ -1574,21 +1634,21 @@ class _QuickInBlock(_QuickPath):
                 return False
             established, held = None, 0
         else:
-            block_target = self.block_moves.get(block)
+            block_target = self.block_moves.get(block.state)
             if block_target is None:
                 return False
-            established = decoder._block_kinds.get(index)
-            completed = decoder._completed.get(index) if decoder._completed else None
-            held = 0 if limit is None else decoder._block_counts.get((index, kind), 0)
+            established = block.kind
+            completed = block.completed
+            held = 0 if limit is None else block.held(kind)
             if (
                 (established is not None and established != self.block_kind)
                 or (completed is not None and kind != completed)
                 or (limit is not None and held >= limit)
             ):
                 return False
-            joining = decoder._joining.get(index) if decoder._joining else None
+            joining = block.joining
             if fragments is not None:
-                if index in decoder._built or (
+                if block.built or (
                     joining is None and any(obj.get(name) is None for name in self.carries)
                 ):
                     return False
@@ -1602,34 +1662,39 @@ class _QuickInBlock(_QuickPath):
         # Every check held: the changes `_sequence`, `_lifecycle`, `_block` and
         # `_field_check` make.
         self._moved(decoder, seq, state, target)
-        if block_target != block:  # a block opened, or one that moves
-            blocks[index] = block_target
-            if block is not None:
+        if block is None:  # a block opened
+            block = decoder._spare
+            if block is None:
+                block = _Block(block_target)
+            else:
+                decoder._spare = None
+                block.reset(block_target)
+            blocks[index] = _SETTLED.get(block_target, block)
+        elif block_target != block.state:  # one that moves
+            block.state = block_target
+            blocks[index] = _SETTLED.get(block_target, block)
+            if decoder._steady:
                 decoder._steady.pop(index, None)
         if established is None:
-            decoder._block_kinds[index] = self.block_kind
+            block.kind = self.block_kind
         if self.completes:
-            decoder._completed[index] = kind
-            decoder._steady.pop(index, None)
+            block.completed = kind
+            if decoder._steady:
+                decoder._steady.pop(index, None)
         if fragments is not None:
             if joining is None:
                 carried = {name: obj.get(name) for name in self.carries}
-                joining = decoder._joining[index] = _Joining(kind, fragments, carried)
+                joining = block.joining = _Joining(kind, fragments, carried)
             joining.add(obj.get(fragments.field))
         elif self.builds:
-            decoder._built.add(index)
-            if joining is not None:
-                del decoder._joining[index]
+            block.built = True
+            block.joining = None
         if limit is not None:
-            decoder._block_counts[(index, kind)] = held + 1
+            block.hold(kind, held + 1)
         closes_with = self.closes_with
         if closes_with is not None:
-            decoder._closes_with[index] = closes_with
-        elif (
-            self.steady
-            and index not in decoder._completed
-            and target in _KEEPS_OPEN
-        ):
+            block.closes_with = closes_with
+        elif self.steady and block.completed is None and target in _KEEPS_OPEN:
             decoder._steady[index] = decoder._steady_entry(kind)
         return True
 
@@ -1637,6 +1702,36 @@ class _QuickInBlock(_QuickPath):
 _QUICK: Final[dict[str, _QuickPath]] = {
     kind: _quick_path(kind, plan) for kind, plan in _PLANS.items()}
 """The quick path of each registered event type, made once from its plan."""
+
+
+class _Kind:
+    """What the loops over events (`Decoder._events`, `Decoder._whole`) weigh of one registered
+    event type in one mode: one lookup an event rather than one a table."""
+
+    def __init__(self, kind: str, quick: _QuickPath | None, typed: _Typed | None) -> None:
+        self.quick = quick
+        """Its quick path (`_QUICK`); None without the lifecycle."""
+        self.steady = kind in _STEADY_KINDS
+        self.bare = kind in _BARE
+        self.validate: Callable[..., Any] | None = None if typed is None else typed.whole.get(kind)
+        """Typed: its model's parse and validation in one step (`_Typed.whole`)."""
+        self.members: int = 0 if typed is None else typed.members.get(kind, 0)
+        """Typed: `_Typed.members`, or 0 (which no text of an event has) where that does not
+        settle a text."""
+
+
+_KINDS: Final[dict[tuple[bool, bool], dict[str, _Kind]]] = {}
+"""The `_Kind` of each registered type, by mode (typed, lifecycle), made once a mode."""
+
+
+def _kinds_of(typed: _Typed | None, lifecycle: bool) -> dict[str, _Kind]:
+    mode = (typed is not None, lifecycle)
+    kinds = _KINDS.get(mode)
+    if kinds is None:
+        kinds = _KINDS[mode] = {
+            kind: _Kind(kind, quick if lifecycle else None, typed)
+            for kind, quick in _QUICK.items()}
+    return kinds
 
 
 def _tool_names(tools: Iterable[str | Mapping[str, Any]]) -> frozenset[str]:
