@@ -21,7 +21,7 @@ same.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final
@@ -128,92 +128,50 @@ def _split(text: str, crlf: bool) -> list[str]:
 
 
 _KNOWN: Final[dict[Any, str]] = {}
-"""The types of the ``event:`` lines (str or UTF-8 bytes) taken apart so far (`_columns`),
+"""The types of the ``event:`` lines (str or UTF-8 bytes) taken apart so far (`_type_of`),
 shared by every decoder: a line always means the one type, so no stream can make another's
 wrong, and a short stream finds its types known."""
 _KNOWN_MAX: Final = 64
-"""How many lines `_KNOWN` holds before it is emptied, and one region's lines more: a stream
-may name any number of types, and would otherwise leave no room for the usual ones."""
-_TEXT_WORDS: Final = ("event: ", "data: ", "\n", "\ndata: ")
-_BYTE_WORDS: Final = (b"event: ", b"data: ", b"\n", b"\ndata: ")
+"""How many lines `_KNOWN` holds, at most: it is emptied when full, since a stream may name
+any number of types, and would otherwise leave no room for the usual ones."""
+_TEXT_WORDS: Final = ("data: ", "\n", "\ndata: ")
+_BYTE_WORDS: Final = (b"data: ", b"\n", b"\ndata: ")
 
 
-def _one_type(text: Any) -> tuple[str, list[Any]] | None:
-    """The type and the data of events that are all ``event: TYPE`` then ``data:``, of one
-    type, as the events of a block are; else None.
-
-    ``text`` is the events but for the last blank line, in LF line ends with no CR, as str or
-    UTF-8 bytes. Cut at the blank line and the head of the first event, it gives one value per
-    event, and the events are of that shape if no value holds a line end (looked for once in
-    the values joined, a copy and a memchr, where counting the text's line ends reads it byte
-    by byte): fewer calls, and fewer objects, than taking it apart as columns.
-    """
-    raw = type(text) is bytes
-    words: Any = _BYTE_WORDS if raw else _TEXT_WORDS  # Any: str or bytes
-    event, _, eol, data_line = words
-    first = text.find(eol)
-    last = text.rfind(eol + eol) + 2  # where the last event starts, if not the first
-    if last >= 2 and not text.startswith(text[: first + 1], last):
-        return None  # the last event's first line is another: most runs of several types
-    if text[:7] != event or first < 0:
-        return None
-    head = text[:first] + data_line
-    if not text.startswith(head):
-        return None
-    values = text[len(head) :].split(eol + eol + head)
-    if eol in text[:0].join(values):  # text[:0]: the empty str or bytes
-        return None
-    kind = head[7:first]
-    return (kind.decode() if raw else kind) or "message", values
+def _type_of(head: str | bytes) -> str | None:
+    """The type that ``head``, the first line of an event (str or UTF-8 bytes), names if it is
+    an ``event:`` line, kept in `_KNOWN`; else None."""
+    if isinstance(head, bytes):
+        if head[:7] != b"event: " or 10 in head:
+            return None
+        kind = head[7:].decode() or "message"
+    else:
+        if head[:7] != "event: " or "\n" in head:
+            return None
+        kind = head[7:] or "message"
+    if len(_KNOWN) >= _KNOWN_MAX:
+        _KNOWN.clear()  # a stream that names ever new types: the usual ones come back
+    _KNOWN[head] = kind
+    return kind
 
 
-def _columns(lines: list[Any]) -> tuple[Iterable[str], list[Any], int] | None:
-    """The types and the data of events that all have one of the usual shapes, ``event:`` then
-    ``data:`` or ``data:`` alone, and how many lines each takes with its blank line; else None.
+def _columns(lines: list[Any]) -> list[Any] | None:
+    """The data of events that are all ``data:`` alone, the other usual shape, each a line and
+    a blank line; else None.
 
     ``lines`` are the events' lines but for the last blank line, cut at LF from text with no
-    CR. A line holds no LF, so joining the lines of one kind with LF and cutting on LF and the
-    field's name gives one value per line, and as many as there are events only if every such
-    line has that field. The lines are str, or UTF-8 bytes, for data as bytes; types are str.
-    A run whose ``event:`` lines are all known (`_KNOWN`) takes one lookup an event and builds
-    no string for its types, and the decoder's lookups by type find the one string each is.
+    CR, str or UTF-8 bytes. A line holds no LF, so joining the data lines with LF and cutting
+    on LF and the field's name gives one value per line, and as many as there are events only
+    if every such line has that field.
     """
     raw = type(lines[0]) is bytes
     words: Any = _BYTE_WORDS if raw else _TEXT_WORDS  # Any: str or bytes
-    event, data_field, eol, data_line = words
-    if lines[0][:7] == event:
-        count, left = divmod(len(lines) + 1, 3)
-        if left or any(lines[2::3]):
-            return None
-        heads = lines[::3]
-        try:
-            types = list(map(_KNOWN.__getitem__, heads))
-        except KeyError:
-            joined = eol.join(heads)
-            types = (joined.decode() if raw else joined)[7:].split("\nevent: ")
-            if len(types) != count:
-                return None
-            if "" in types:
-                types = [kind or "message" for kind in types]
-            if len(_KNOWN) >= _KNOWN_MAX:
-                _KNOWN.clear()  # a stream that names ever new types: the usual ones come back
-            _KNOWN.update(zip(heads, types, strict=True))
-        data = eol.join(lines[1::3])
-        if data[:6] != data_field:
-            return None
-        values = data[6:].split(data_line)
-        if len(values) != count:
-            return None
-        return types, values, 3
-    if lines[0][:6] == data_field:
-        count, left = divmod(len(lines) + 1, 2)
-        if left or any(lines[1::2]):
-            return None
-        values = eol.join(lines[::2])[6:].split(data_line)
-        if len(values) != count:
-            return None
-        return repeat("message"), values, 2
-    return None
+    data_field, eol, data_line = words
+    count, left = divmod(len(lines) + 1, 2)
+    if left or lines[0][:6] != data_field or any(lines[1::2]):
+        return None
+    values: list[Any] = eol.join(lines[::2])[6:].split(data_line)
+    return values if len(values) == count else None
 
 
 class SSEDecoder:
@@ -729,11 +687,7 @@ class SSEDecoder:
                 rest = text[start:]
             else:  # events, each ending in a blank line, and after them the lines left open
                 rest = text[end + 2 :]
-                if self._bytes_data:  # the same blank lines, in the bytes
-                    since = region.find(b"\n\n") + 2 if start else 0
-                    n = self._lf_events(region[since : region.rfind(b"\n\n", since)], n, events)
-                else:
-                    n = self._lf_events(text[start:end], n, events)
+                n = self._lf_events(region, text, start, end, n, events)
         if rest:
             lines = _split(rest, crlf)
             lines.pop()
@@ -741,26 +695,80 @@ class SSEDecoder:
         self._lines = n
         return events
 
-    def _lf_events(self, text: str | bytes, n: int, events: list[RawFields]) -> int:
-        """Apply events in LF line ends that follow line ``n``, all their lines but the last
-        blank one, as str or as UTF-8 bytes; return its number. A run of events of one type is
-        cut at once (``_one_type``), one of the usual shapes taken apart as columns."""
-        one = _one_type(text)
-        columns = (
-            (repeat(one[0]), one[1], 3) if one is not None
-            else _columns(text.split("\n") if isinstance(text, str) else text.split(b"\n"))
-        )
-        if columns is None:
-            if isinstance(text, bytes):
-                text = text.decode()
-            return self._pieces(text.split("\n\n"), False, n, events)
-        types, data, step = columns
+    def _lf_events(
+        self, region: bytes, text: str, start: int, end: int, n: int, events: list[RawFields]
+    ) -> int:
+        """Apply the events in LF line ends of ``text[start:end]``, the region's text, all their
+        lines but the last blank one, that follow line ``n``; return the number of that line.
+        Events of the usual shapes are cut out of the text, or with ``bytes_data`` out of the
+        region's bytes (`_run`, then `_columns`); any other run, event by event."""
+        raw = self._bytes_data
+        view, since, stop = text, start, end
+        if raw and len(text) != len(region):
+            # One character a byte: the finds of str, which are direct calls compiled, give
+            # the positions of the same lines in the bytes. (Text as long as its bytes is ASCII.)
+            view = region.decode("latin-1")
+            since = view.find("\n\n") + 2 if start else 0
+            stop = view.rfind("\n\n", since)
+        count = len(events)
+        last = self._run(region, view, since, stop, n, events)
+        if last >= 0:
+            return last
+        del events[count:]
+        data = _columns(region[since:stop].split(b"\n") if raw else text[start:end].split("\n"))
+        if data is None:
+            return self._pieces(text[start:end].split("\n\n"), False, n, events)
         count = len(data)
         retries: list[int | None] = [None] * count
         retries[0] = self._retry
-        events += zip(types, data, repeat(self._id), retries, range(n + 1, n + step * count, step))
+        events += zip(repeat("message"), data, repeat(self._id), retries,
+                      range(n + 1, n + 2 * count, 2))
         self._retry = None
-        n += step * count
+        n += 2 * count
+        self._start = n + 1
+        return n
+
+    def _run(
+        self, region: bytes, view: str, i: int, end: int, n: int, events: list[RawFields]
+    ) -> int:
+        """Apply the events of ``view[i:end]`` that follow line ``n``, if every one is an
+        ``event:`` line, one ``data:`` line and a blank line (but for the last), as the events
+        of LLM-Stream bodies are; return the number of the last line. Else -1, and nothing
+        changed but the events appended, which the caller drops.
+
+        ``view`` is the text, or with ``bytes_data`` the region's bytes a character each, out
+        of which the data is cut as bytes. An event costs two finds (str's: direct calls,
+        compiled), a lookup of its ``event:`` line (`_KNOWN`) and two slices, each a single
+        copy: no line is cut out of the text to be read once and dropped.
+        """
+        raw = self._bytes_data
+        known = _KNOWN
+        event_id = self._id
+        retry = self._retry
+        append = events.append
+        while True:
+            j = view.find("\ndata: ", i, end)  # the event's first line ends here, if one line
+            if j < 0:
+                return -1
+            head = region[i:j] if raw else view[i:j]
+            kind = known.get(head)
+            if kind is None:
+                kind = _type_of(head)
+                if kind is None:
+                    return -1
+            k = view.find("\n", j + 7, end)
+            last = k < 0
+            if last:
+                k = end
+            append((kind, region[j + 7 : k] if raw else view[j + 7 : k], event_id, retry, n + 1))
+            retry = None
+            n += 3
+            if last:
+                break
+            if view[k + 1] != "\n":  # a line where the blank one would be
+                return -1
+            i = k + 2
+        self._retry = None
         self._start = n + 1
         return n
 
