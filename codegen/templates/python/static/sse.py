@@ -379,15 +379,17 @@ class SSEDecoder:
             return None
         if 13 in data:
             lines = data.splitlines()  # bytes end lines at CRLF, LF and CR alone, as SSE does
-            if len(lines) != 3 or lines[2]:
+            if len(lines) != 3 or lines[2] or lines[1][:6] != b"data: ":
                 return None
-        else:  # cut no further than an event needs: the chunk may hold many
-            lines = data.split(b"\n", 3)
-            if len(lines) != 4 or lines[2] or lines[3]:
-                return None
-        if lines[1][:6] != b"data: ":
+            return lines[0], lines[1][6:]
+        # One character a byte: the finds of str, direct calls compiled, where those of bytes
+        # are not; the chunk may hold many events, so they look no further than one needs.
+        view = data.decode("latin-1")
+        first = view.find("\n")
+        end = view.find("\n", first + 1)
+        if end != len(view) - 2 or view.find("data: ", first + 1, first + 7) < 0:
             return None
-        return lines[0], lines[1][6:]
+        return data[:first], data[first + 7 : end]
 
     def event_of(self, data: bytes, head: bytes) -> bytes | tuple[()] | None:
         """Feed a chunk in LF line ends to a caller that knows the ``event:`` line to expect
@@ -745,7 +747,6 @@ class SSEDecoder:
         known = _KNOWN
         event_id = self._id
         retry = self._retry
-        append = events.append
         while True:
             j = view.find("\ndata: ", i, end)  # the event's first line ends here, if one line
             if j < 0:
@@ -760,7 +761,8 @@ class SSEDecoder:
             last = k < 0
             if last:
                 k = end
-            append((kind, region[j + 7 : k] if raw else view[j + 7 : k], event_id, retry, n + 1))
+            data = region[j + 7 : k] if raw else view[j + 7 : k]
+            events.append((kind, data, event_id, retry, n + 1))
             retry = None
             n += 3
             if last:
@@ -778,7 +780,6 @@ class SSEDecoder:
         by line."""
         eol = "\r\n" if crlf else "\n"
         data_line = eol + "data: "
-        append = events.append
         event_id = self._id
         retry = self._retry
         for piece in pieces:
@@ -790,12 +791,12 @@ class SSEDecoder:
                     and "\n" not in head
                     and not (crlf and ("\r" in data or "\r" in head))
                 ):
-                    append((head[7:] or "message", data, event_id, retry, n + 1))
+                    events.append((head[7:] or "message", data, event_id, retry, n + 1))
                     retry = None
                     n += 3
                     continue
             elif piece[:6] == "data: " and "\n" not in piece and not (crlf and "\r" in piece):
-                append(("message", piece[6:], event_id, retry, n + 1))
+                events.append(("message", piece[6:], event_id, retry, n + 1))
                 retry = None
                 n += 2
                 continue
