@@ -1050,6 +1050,41 @@ def test_runs_of_usual_events_in_any_chunking(
     assert [(d.rule, d.line, d.severity) for d in decoder.diagnostics] == expected.diagnostics
 
 
+TYPED_RUN = st.lists(st.tuples(
+    st.one_of(VALUE, st.sampled_from(["tool.call", "usage", ":", " x", "a:b", "", "é"])),
+    st.one_of(VALUE, st.just('{"a":"caf\u00e9 \U0001F600"}'))), min_size=1, max_size=40)
+"""Events of the shape of LLM-Stream's, an ``event:`` line, a ``data:`` line and a blank line,
+of types of any text: those seen before and new ones, more than `sse._KNOWN` holds."""
+
+
+@pytest.mark.parametrize("bytes_data", [False, True])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data(), TYPED_RUN, st.sampled_from([
+    "", "\n", "id: 9\n\n", ": c\n", "data: 1\n\n", "event:a\ndata: 1\n\n", "event: a\ndata:1\n\n",
+    "event: a\nid: 3\ndata: 1\n\n", "event: a\ndata: 1\ndata: 2\n\n", "event: a\ndata: 1\n: c\n\n",
+    "event: a\ndata: 1\n:event: b\ndata: 2\n\n",  # a line where the blank one would be
+]))
+def test_a_run_cut_at_its_line_ends_gives_what_the_rules_give(
+    bytes_data: bool, data: st.DataObject, run: list[tuple[str, str]], odd: str
+) -> None:
+    """The events of a run cut at the line ends it finds (`SSEDecoder._run`), as str or as
+    bytes, are those of the plain reading of the rules, and so those of the general path, in
+    one chunk or in reads of a steady size, whatever types the table of ``event:`` lines holds,
+    and with another line or event (`odd`) somewhere in the run, which leaves it to the general
+    path."""
+    events = [f"event: {kind}\ndata: {value}\n\n" for kind, value in run]
+    events.insert(data.draw(st.integers(0, len(events))), odd)
+    body = "".join(events).encode()
+    expected = Reference().run(body).events
+    size = data.draw(st.sampled_from([len(body), 64, 256]))
+    for chunks in ([body], cut(body, range(size, len(body), size))):
+        decoder = SSEDecoder(bytes_data=bytes_data)
+        fields = [field for chunk in chunks for field in decoder.feed_fields(chunk)]
+        assert [(kind, value if isinstance(value, str) else value.decode(), *rest)
+                for kind, value, *rest in fields] == expected
+        assert decoder.close() == [] and decoder.diagnostics == []
+
+
 @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data(), st.one_of(runs(), bodies()), LIMITS)
 def test_taking_whole_data_gives_what_feeding_it_gives(
