@@ -9,7 +9,7 @@ callers feed whatever bytes arrive and get back whatever events completed, in th
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import suppress
 from enum import Enum
 from functools import cache
@@ -277,11 +277,13 @@ _UNPARSED: Final[Any] = object()
 
 
 def _text(data: str | bytes) -> str:
-    """An event's data as str, for `Decoder._sound` and the colons it counts: compiled, str's
-    count and find are direct calls, while bytes' go through Python's method calls, which cost
-    more than decoding first. A byte that is no UTF-8 (data the SSE layer has not yet taken)
-    becomes U+FFFD, never a colon nor a letter of what is looked for."""
-    return data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    """An event's data as str in which to count colons and look for ASCII words (`Decoder._sound`):
+    compiled, str's count and find are direct calls, while bytes' go through Python's method
+    calls, which cost more than decoding first. Bytes are read a character a byte (Latin-1),
+    the cheapest decoding: an ASCII character stands where the bytes hold it, and no byte of a
+    character of several in UTF-8, nor one that is no UTF-8 (data the SSE layer has not yet
+    taken), is one."""
+    return data.decode("latin-1") if isinstance(data, bytes) else data
 
 
 _PARSE: Final = from_json
@@ -543,7 +545,7 @@ class Decoder:
                 and entry[0] == kind
             ):
                 # `_Typed.members` settles the commonest text
-                if payload.count(b":") == typed.members.get(kind) or self._sound(
+                if _text(payload).count(":") == typed.members.get(kind) or self._sound(
                         payload, event, kind):
                     self._expected_seq = expected + 1
                     self._last_line = sse.took_whole_event()
@@ -573,7 +575,7 @@ class Decoder:
                         delta = event.get("delta")
                         if (  # `_sound`'s commonest case first, inline
                             len(payload) <= _SHALLOW
-                            and payload.count(b":")
+                            and _text(payload).count(":")
                             == len(event) + (len(delta) if type(delta) is dict else 0)
                         ) or self._sound(payload, event, kind):
                             self._expected_seq = expected + 1
@@ -670,7 +672,7 @@ class Decoder:
         general = self._general(kind, data, at, parsed, event)
         return [] if general is None else [general]
 
-    def _events(self, sse_events: Sequence[RawFields]) -> list[Event]:
+    def _events(self, sse_events: list[RawFields]) -> list[Event]:
         """The hot loop. A valid event that continues an open block in the expected order
         changes nothing but the next seq, so it skips the general path (`_general`), as in
         `feed`: `steady` maps the index of each such block to what its events are
@@ -711,9 +713,7 @@ class Decoder:
                                 and entry[0] == sse_type
                             ):
                                 # `_Typed.members` settles the commonest text
-                                colons = (data.count(b":") if isinstance(data, bytes)
-                                          else data.count(":"))
-                                if colons == known.members or self._sound(
+                                if _text(data).count(":") == known.members or self._sound(
                                         data, model, sse_type):
                                     expected += 1
                                     out.append(model)
@@ -758,8 +758,7 @@ class Decoder:
                                 delta = obj.get("delta")
                                 if (  # `_sound`'s commonest case first, inline
                                     len(data) <= _SHALLOW
-                                    and (data.count(b":") if isinstance(data, bytes)
-                                         else data.count(":"))
+                                    and _text(data).count(":")
                                     == len(obj) + (len(delta) if type(delta) is dict else 0)
                                 ) or self._sound(data, obj, sse_type):
                                     expected += 1
@@ -812,8 +811,8 @@ class Decoder:
         """
         if len(text) > _SHALLOW and too_deep(text):
             return False
-        text = _text(text)
-        colons = text.count(":")
+        view = _text(text)
+        colons = view.count(":")
         typed = self._typed
         if typed is not None:
             members = typed.members.get(kind, 0)
@@ -821,10 +820,10 @@ class Decoder:
                 return True
             if fields is None:
                 fields = value.__dict__
-            if members and _accounted(text, colons, members, fields, kind):
+            if members and _accounted(view, colons, members, fields, kind):
                 return True
-            if "NaN" in text or "Infinity" in text or (
-                    kind in typed.nullable and "null" in text):
+            if "NaN" in view or "Infinity" in view or (
+                    kind in typed.nullable and "null" in view):
                 return False
             if kind in typed.nullable:  # it may have more: those its text set
                 members = len(value.model_fields_set)
@@ -833,7 +832,7 @@ class Decoder:
             fields = obj
             delta = obj.get("delta")
             members = len(obj) + (len(delta) if type(delta) is dict else 0)
-        if colons == members or _accounted(text, colons, members, fields, kind):
+        if colons == members or _accounted(view, colons, members, fields, kind):
             return True
         return not duplicate_names(text, value)
 
