@@ -554,7 +554,7 @@ class Decoder:
             parsed = _UNPARSED
         else:
             try:
-                parsed = event = from_json(payload, allow_inf_nan=False)
+                parsed = event = _PARSE(payload, allow_inf_nan=False)
             except ValueError:
                 parsed = _UNPARSED
             if type(event) is dict and kind in _STEADY_KINDS:  # else a KeyError costs more

@@ -377,14 +377,14 @@ class SSEDecoder:
             or data[-1:] != b"\n"
         ):
             return None
-        if 13 in data:
+        # One character a byte: the finds of str, direct calls compiled, where those of bytes
+        # are not; the chunk may hold many events, so they look no further than one needs.
+        view = data.decode("latin-1")
+        if "\r" in view:
             lines = data.splitlines()  # bytes end lines at CRLF, LF and CR alone, as SSE does
             if len(lines) != 3 or lines[2] or lines[1][:6] != b"data: ":
                 return None
             return lines[0], lines[1][6:]
-        # One character a byte: the finds of str, direct calls compiled, where those of bytes
-        # are not; the chunk may hold many events, so they look no further than one needs.
-        view = data.decode("latin-1")
         first = view.find("\n")
         end = view.find("\n", first + 1)
         if end != len(view) - 2 or view.find("data: ", first + 1, first + 7) < 0:
