@@ -7,10 +7,10 @@ clients actually see.
 This is the hot path of every client, so the common case costs a few C-level calls per chunk
 rather than Python work per byte or per line: a chunk in which no event ends is held as it came;
 the bytes up to the last blank line, of the chunks held and the one that ends an event, are
-decoded in one call and cut in one call; a run of events of the usual shapes (``event:`` then
-``data:``, or ``data:`` alone) is taken apart as columns, in a few calls for the whole run (in
-CRLF line ends, once its CRs are dropped), and an event of a usual shape among others without
-being cut into lines. A caller that knows the ``event:`` line to expect may take an event of a
+decoded in one call; a run of events of the usual shapes (in CRLF line ends, once its CRs are
+dropped) is cut without being cut into lines: an ``event:`` line then a ``data:`` line, as
+LLM-Stream's events are, at the line ends two finds of str give, ``data:`` alone as columns in
+a few calls for the whole run, and an event of a usual shape among others whole. A caller that knows the ``event:`` line to expect may take an event of a
 chunk that is one whole event, or that ends one begun in the pieces held, by comparing its head
 (``event_of``). Anything else (comments, ``id:``, several ``data:`` lines, a CR alone, invalid
 UTF-8, a line or an event near a limit) goes line by line through ``_field`` and ``_blank``,
@@ -194,8 +194,8 @@ class SSEDecoder:
                             f"{max_line_bytes!r} and {max_event_bytes!r}")
         if type(bytes_data) is not bool:
             raise TypeError(f"bytes_data is True or False, got {bytes_data!r}")
-        # With ``bytes_data``, ``feed_fields`` gives the data of a run of events taken apart as
-        # columns as the UTF-8 bytes it came as, for a JSON parser, which reads those faster
+        # With ``bytes_data``, ``feed_fields`` gives the data of a run of events of the usual
+        # shapes as the UTF-8 bytes it came as, for a JSON parser, which reads those faster
         # than a str it has to encode first.
         self._bytes_data = bytes_data
         self.diagnostics: list[Diagnostic] = []
