@@ -9,19 +9,19 @@ rather than Python work per byte or per line: a chunk in which no event ends is 
 the bytes up to the last blank line, of the chunks held and the one that ends an event, are
 decoded in one call; a run of events of the usual shapes (in CRLF line ends, once its CRs are
 dropped) is cut without being cut into lines: an ``event:`` line then a ``data:`` line, as
-LLM-Stream's events are, at the line ends two finds of str give, ``data:`` alone as columns in
-a few calls for the whole run, and an event of a usual shape among others whole. A caller that knows the ``event:`` line to expect may take an event of a
-chunk that is one whole event, or that ends one begun in the pieces held, by comparing its head
-(``event_of``). Anything else (comments, ``id:``, several ``data:`` lines, a CR alone, invalid
-UTF-8, a line or an event near a limit) goes line by line through ``_field`` and ``_blank``,
-which hold the rules proper. Whatever the chunking, the events and the diagnostics are the
-same.
+LLM-Stream's events are, at the line ends two finds of str give, ``data:`` alone as columns in a
+few calls for the whole run, and an event of a usual shape among others whole. A caller that
+knows the ``event:`` line to expect may take an event of a chunk that is one whole event, or
+that ends one begun in the pieces held, by comparing its head (``event_of``). Anything else
+(comments, ``id:``, several ``data:`` lines, a CR alone, invalid UTF-8, a line or an event near
+a limit) goes line by line through ``_field`` and ``_blank``, which hold the rules proper.
+Whatever the chunking, the events and the diagnostics are the same.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final
@@ -134,8 +134,41 @@ wrong, and a short stream finds its types known."""
 _KNOWN_MAX: Final = 64
 """How many lines `_KNOWN` holds, at most: it is emptied when full, since a stream may name
 any number of types, and would otherwise leave no room for the usual ones."""
-_TEXT_WORDS: Final = ("data: ", "\n", "\ndata: ")
-_BYTE_WORDS: Final = (b"data: ", b"\n", b"\ndata: ")
+_TEXT_WORDS: Final = ("event: ", "data: ", "\n", "\ndata: ")
+_BYTE_WORDS: Final = (b"event: ", b"data: ", b"\n", b"\ndata: ")
+_INTERPRETED: Final = _event is _unfrozen_event
+"""These modules run as Python code, not compiled (`_event_builder` tells): a loop over events
+then costs more than cutting a run of one type at once (`_one_type`), while compiled, its calls
+of str's methods are direct and cost less than the cut (`SSEDecoder._run`)."""
+
+
+def _one_type(text: Any) -> tuple[str, list[Any]] | None:
+    """The type and the data of events that are all ``event: TYPE`` then ``data:``, of one
+    type, as the events of a block are; else None.
+
+    ``text`` is the events but for the last blank line, in LF line ends with no CR, as str or
+    UTF-8 bytes. Cut at the blank line and the head of the first event, it gives one value per
+    event, and the events are of that shape if no value holds a line end (looked for once in
+    the values joined, a copy and a memchr, where counting the text's line ends reads it byte
+    by byte).
+    """
+    raw = type(text) is bytes
+    words: Any = _BYTE_WORDS if raw else _TEXT_WORDS  # Any: str or bytes
+    event, _, eol, data_line = words
+    first = text.find(eol)
+    last = text.rfind(eol + eol) + 2  # where the last event starts, if not the first
+    if last >= 2 and not text.startswith(text[: first + 1], last):
+        return None  # the last event's first line is another: most runs of several types
+    if text[:7] != event or first < 0:
+        return None
+    head = text[:first] + data_line
+    if not text.startswith(head):
+        return None
+    values = text[len(head) :].split(eol + eol + head)
+    if eol in text[:0].join(values):  # text[:0]: the empty str or bytes
+        return None
+    kind = head[7:first]
+    return (kind.decode() if raw else kind) or "message", values
 
 
 def _type_of(head: str | bytes) -> str | None:
@@ -166,7 +199,7 @@ def _columns(lines: list[Any]) -> list[Any] | None:
     """
     raw = type(lines[0]) is bytes
     words: Any = _BYTE_WORDS if raw else _TEXT_WORDS  # Any: str or bytes
-    data_field, eol, data_line = words
+    _, data_field, eol, data_line = words
     count, left = divmod(len(lines) + 1, 2)
     if left or lines[0][:6] != data_field or any(lines[1::2]):
         return None
@@ -703,7 +736,8 @@ class SSEDecoder:
         """Apply the events in LF line ends of ``text[start:end]``, the region's text, all their
         lines but the last blank one, that follow line ``n``; return the number of that line.
         Events of the usual shapes are cut out of the text, or with ``bytes_data`` out of the
-        region's bytes (`_run`, then `_columns`); any other run, event by event."""
+        region's bytes (`_run`, or interpreted `_one_type` first, then `_columns`); any other
+        run, event by event."""
         raw = self._bytes_data
         view, since, stop = text, start, end
         if raw and len(text) != len(region):
@@ -712,6 +746,9 @@ class SSEDecoder:
             view = region.decode("latin-1")
             since = view.find("\n\n") + 2 if start else 0
             stop = view.rfind("\n\n", since)
+        one = _one_type(region[since:stop] if raw else text[start:end]) if _INTERPRETED else None
+        if one is not None:
+            return self._columns_run(repeat(one[0]), one[1], 3, n, events)
         count = len(events)
         last = self._run(region, view, since, stop, n, events)
         if last >= 0:
@@ -720,13 +757,19 @@ class SSEDecoder:
         data = _columns(region[since:stop].split(b"\n") if raw else text[start:end].split("\n"))
         if data is None:
             return self._pieces(text[start:end].split("\n\n"), False, n, events)
+        return self._columns_run(repeat("message"), data, 2, n, events)
+
+    def _columns_run(
+        self, types: Iterable[str], data: list[Any], step: int, n: int, events: list[RawFields]
+    ) -> int:
+        """Apply the events of a run taken apart as columns, ``step`` lines each, that follow
+        line ``n``; return the number of the last line."""
         count = len(data)
         retries: list[int | None] = [None] * count
         retries[0] = self._retry
-        events += zip(repeat("message"), data, repeat(self._id), retries,
-                      range(n + 1, n + 2 * count, 2))
+        events += zip(types, data, repeat(self._id), retries, range(n + 1, n + step * count, step))
         self._retry = None
-        n += 2 * count
+        n += step * count
         self._start = n + 1
         return n
 
