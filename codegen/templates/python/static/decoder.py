@@ -544,8 +544,9 @@ class Decoder:
                 and (entry := self._steady.get(event.index)) is not None
                 and entry[0] == kind
             ):
-                # `_Typed.members` settles the commonest text
-                if _text(payload).count(":") == typed.members.get(kind) or self._sound(
+                # `_Typed.members` settles the commonest text, its colons counted as `_text`
+                # counts them, inline
+                if payload.decode("latin-1").count(":") == typed.members.get(kind) or self._sound(
                         payload, event, kind):
                     self._expected_seq = expected + 1
                     self._last_line = sse.took_whole_event()
@@ -575,7 +576,7 @@ class Decoder:
                         delta = event.get("delta")
                         if (  # `_sound`'s commonest case first, inline
                             len(payload) <= _SHALLOW
-                            and _text(payload).count(":")
+                            and payload.decode("latin-1").count(":")
                             == len(event) + (len(delta) if type(delta) is dict else 0)
                         ) or self._sound(payload, event, kind):
                             self._expected_seq = expected + 1
@@ -645,7 +646,7 @@ class Decoder:
                 fields = event.__dict__  # read once for both below
                 if not (  # `_Typed.members` settles the commonest text, as in `_events`
                     known is not None and known.bare
-                    and _text(payload).count(":") == known.members
+                    and payload.decode("latin-1").count(":") == known.members
                 ) and not self._sound(payload, event, kind, fields):
                     event = None
                 elif known is not None and (quick := known.quick) is not None and quick.take(
