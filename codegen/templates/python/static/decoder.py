@@ -544,9 +544,8 @@ class Decoder:
                 and (entry := self._steady.get(event.index)) is not None
                 and entry[0] == kind
             ):
-                # `_Typed.members` settles the commonest text, its colons counted as `_text`
-                # counts them, inline
-                if payload.decode("latin-1").count(":") == typed.members.get(kind) or self._sound(
+                # `_Typed.members` settles the commonest text
+                if payload.count(b":") == typed.members.get(kind) or self._sound(
                         payload, event, kind):
                     self._expected_seq = expected + 1
                     self._last_line = sse.took_whole_event()
@@ -576,7 +575,7 @@ class Decoder:
                         delta = event.get("delta")
                         if (  # `_sound`'s commonest case first, inline
                             len(payload) <= _SHALLOW
-                            and payload.decode("latin-1").count(":")
+                            and payload.count(b":")
                             == len(event) + (len(delta) if type(delta) is dict else 0)
                         ) or self._sound(payload, event, kind):
                             self._expected_seq = expected + 1
@@ -714,7 +713,9 @@ class Decoder:
                                 and entry[0] == sse_type
                             ):
                                 # `_Typed.members` settles the commonest text
-                                if _text(data).count(":") == known.members or self._sound(
+                                colons = (data.count(b":") if isinstance(data, bytes)
+                                          else data.count(":"))
+                                if colons == known.members or self._sound(
                                         data, model, sse_type):
                                     expected += 1
                                     out.append(model)
@@ -759,7 +760,8 @@ class Decoder:
                                 delta = obj.get("delta")
                                 if (  # `_sound`'s commonest case first, inline
                                     len(data) <= _SHALLOW
-                                    and _text(data).count(":")
+                                    and (data.count(b":") if isinstance(data, bytes)
+                                         else data.count(":"))
                                     == len(obj) + (len(delta) if type(delta) is dict else 0)
                                 ) or self._sound(data, obj, sse_type):
                                     expected += 1
