@@ -26,7 +26,7 @@ from typing import (
 )
 
 from . import lifecycle as life
-from .diagnostics import Diagnostic, LLMStreamError, Severity
+from .diagnostics import Diagnostic, LLMStreamError, SchemaError, Severity
 from .jsontext import (
     MAX_DEPTH,
     JSONLimitError,
@@ -462,10 +462,8 @@ class Decoder:
         if max_blocks < 1:
             raise ValueError(f"max_blocks must be a whole number from 1, got {max_blocks!r}")
         self.typed = typed
-        self._typed, self._kinds = _mode(typed, lifecycle)
+        self._typed, self._kinds, self._is_valid, self._errors = _mode(typed, validate, lifecycle)
         self._validates = validate
-        self._is_valid = is_valid_event if validate else is_valid_envelope
-        self._errors = validate_event if validate else validate_envelope
         self.strict = strict
         self.tools = None if tools is None else _tool_names(tools)
         self.request_metadata = request_metadata
@@ -1739,24 +1737,34 @@ class _Kind:
         settle a text."""
 
 
-_Mode = tuple[_Typed | None, dict[str, _Kind]]
+_Mode = tuple[
+    _Typed | None,
+    dict[str, _Kind],
+    Callable[[object], bool],
+    Callable[[object], list[SchemaError]],
+]
 """What a decoder of one mode reads of the tables shared by every decoder: the typed tables
-(`_Typed`) when typed, and what the loops over events weigh of each registered type (`_Kind`)."""
+(`_Typed`) when typed, what the loops over events weigh of each registered type (`_Kind`), and
+the validator's verdict and findings on an event (of its schema, or of its envelope alone)."""
 
 _MODES: Final[dict[int, _Mode]] = {}
 """The `_Mode` of each mode, made once a mode, by its number (`_mode`)."""
 
 
-def _mode(typed: bool, lifecycle: bool) -> _Mode:
+def _mode(typed: bool, validate: bool, lifecycle: bool) -> _Mode:
     """The tables of a decoder of this mode, made once: a decoder reads them in one lookup, by
     a number rather than a tuple of its options, which compiled code would build and hash."""
-    number = (2 if typed else 0) + (1 if lifecycle else 0)
+    number = (4 if typed else 0) + (2 if validate else 0) + (1 if lifecycle else 0)
     mode = _MODES.get(number)
     if mode is None:
         tables = _typed_tables() if typed else None
-        mode = _MODES[number] = (tables, {
-            kind: _Kind(kind, quick if lifecycle else None, tables)
-            for kind, quick in _QUICK.items()})
+        kinds = {kind: _Kind(kind, quick if lifecycle else None, tables)
+                 for kind, quick in _QUICK.items()}
+        if validate:
+            mode = (tables, kinds, is_valid_event, validate_event)
+        else:
+            mode = (tables, kinds, is_valid_envelope, validate_envelope)
+        _MODES[number] = mode
     return mode
 
 
