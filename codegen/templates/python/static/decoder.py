@@ -1376,7 +1376,7 @@ class _QuickPath:
         self.first = plan.place == "first"
         self.counted = plan.counted
         self.ends = life.STREAM_FINAL in plan.moves.values()
-        self.integers = frozenset(plan.integers)
+        self.integers = plan.integers
         self.schema: Callable[[dict[str, Any]], bool] = EVENT_CHECKS.get(kind, _valid)
 
         def of(check: str) -> _Checks:
@@ -1399,11 +1399,9 @@ class _QuickPath:
         if type(version) is not str or version != _VERSION or type(kind) is not str or (
                 kind != self.kind):
             return False
-        integers = self.integers
-        if integers:  # an integral float leaves the general path to convert: floats are rare,
-            for name, value in obj.items():  # so the members are read in one pass
-                if type(value) is float and name in integers:
-                    return False
+        for name in self.integers:  # an integral float leaves the general path to convert
+            if type(obj.get(name)) is float:
+                return False
         return not decoder._validates or self.schema(obj)
 
     def _checked(self, decoder: Decoder, obj: dict[str, Any]) -> bool:
