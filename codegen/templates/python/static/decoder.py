@@ -26,7 +26,7 @@ from typing import (
 )
 
 from . import lifecycle as life
-from .diagnostics import Diagnostic, LLMStreamError, Severity
+from .diagnostics import Diagnostic, LLMStreamError, SchemaError, Severity
 from .jsontext import (
     MAX_DEPTH,
     JSONLimitError,
@@ -272,6 +272,11 @@ type, and the check of their schema when the decoder validates."""
 
 _NOT_STEADY: Final[_Steady] = ("", None)
 
+_STEADY_ENTRIES: Final[dict[str, tuple[Any, Any]]] = {
+    kind: ((kind, None), (kind, EVENT_CHECKS[kind])) for kind in _STEADY_KINDS}
+"""The `_Steady` of a block of each type of `_STEADY_KINDS`, without and with the check of its
+schema, made once: one object each that every decoder shares."""
+
 _UNPARSED: Final[Any] = object()
 """The data of an event that no path has parsed yet (JSON's null parses to None)."""
 
@@ -290,7 +295,12 @@ _PARSE: Final = from_json
 """`from_json`, for the loops over events: compiled, a Final is read directly, an imported name
 is looked up in the module's dict at each use."""
 _VERSION: Final = life.ENVELOPE_VERSION
+_INITIAL: Final = life.STREAM_INITIAL
+_FINAL: Final = life.STREAM_FINAL
+_UNFINISHED: Final = life.STREAM_UNFINISHED
+"""The rule a stream breaks that ends in a state of these."""
 _FAILED: Final = life.FAILED_STATE
+_UNFINISHED_BLOCKS_ALLOWED: Final = life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED
 _SEQ_MAX: Final = life.SEQ_MAX
 _SHALLOW: Final = 2 * MAX_DEPTH
 """No text this short nests deeper than the limit (LS-LIMIT-3)."""
@@ -431,15 +441,17 @@ class Decoder:
         self,
         *,
         typed: bool = True,
+        validate: bool = True,
+        lifecycle: bool = True,
         strict: bool = False,
         tools: Iterable[str | Mapping[str, Any]] | None = None,
         request_metadata: Mapping[str, Any] | None = None,
-        lifecycle: bool = True,
-        validate: bool = True,
+        max_blocks: int = 4096,
         max_line_bytes: int = 1 << 20,
         max_event_bytes: int = 8 << 20,
-        max_blocks: int = 4096,
     ) -> None:
+        # The options in the order a caller most often gives them, the modes first: compiled,
+        # a call from Python looks for each keyword up to the last one given, at a cost each.
         # Arguments of other types than their annotations' are refused, as the compiled
         # decoder refuses them at the call (where an int takes a bool, as isinstance does).
         if not (type(typed) is type(strict) is type(lifecycle) is type(validate) is bool):
@@ -452,20 +464,16 @@ class Decoder:
         if max_blocks < 1:
             raise ValueError(f"max_blocks must be a whole number from 1, got {max_blocks!r}")
         self.typed = typed
-        self._typed: _Typed | None = _typed_tables() if typed else None
+        self._typed, self._kinds, self._is_valid, self._errors = _mode(typed, validate, lifecycle)
         self._validates = validate
-        self._is_valid = is_valid_event if validate else is_valid_envelope
-        self._errors = validate_event if validate else validate_envelope
         self.strict = strict
         self.tools = None if tools is None else _tool_names(tools)
         self.request_metadata = request_metadata
         self.lifecycle = lifecycle
-        # what the loops over events weigh of each registered type, in this mode (`_Kind`)
-        self._kinds = _kinds_of(self._typed, lifecycle)
         self.diagnostics: list[Diagnostic] = []
         self._sse = SSEDecoder(
             max_line_bytes=max_line_bytes, max_event_bytes=max_event_bytes, bytes_data=True)
-        self._state = life.STREAM_INITIAL
+        self._state = _INITIAL
         self._first = True
         self._expected_seq = 0
         self._last_line = 1  # where an end-of-body finding goes when no event came: line 1
@@ -600,7 +608,7 @@ class Decoder:
             self._drain_sse()
         if self._pending is not None:
             self._flush_pending()
-        rule = life.STREAM_UNFINISHED.get(self._state) if self.lifecycle else None
+        rule = _UNFINISHED.get(self._state) if self.lifecycle else None
         if rule is not None:
             if not self._placed:
                 self._report(_START_RULE, self._last_line, "the body ended before stream.start")
@@ -842,8 +850,8 @@ class Decoder:
     def _ends_well(self, kind: str, target: str) -> bool:
         """Whether `_at_end` would find nothing, at an event of this type that moves the
         stream to `target`, its final state."""
-        failed = self._failed or target == life.FAILED_STATE
-        if not (failed and life.UNFINISHED_BLOCKS_AFTER_FAILURE_ALLOWED):
+        failed = self._failed or target == _FAILED
+        if not (failed and _UNFINISHED_BLOCKS_ALLOWED):
             for block in self._blocks.values():
                 if block.state in _UNFINISHED_BLOCKS:
                     return False
@@ -1097,11 +1105,12 @@ class Decoder:
                     self._report(joining.of.rule, line, f"block {index} holds {joining.kind} "
                                                         f"fragments but no {joining.of.event}{cut}")
 
-    def _steady_entry(self, kind: str) -> _Steady:
+    def _steady_entry(self, kind: str) -> Any:
         """What `_steady` holds of a block whose events are of this type, which are then what
         the next chunk most likely completes (`_hot`)."""
         self._hot = _HOT[kind]
-        return (kind, EVENT_CHECKS[kind] if self._validates else None)
+        unchecked, checked = _STEADY_ENTRIES[kind]
+        return checked if self._validates else unchecked
 
     def _in_order(
         self, obj: dict[str, Any], kind: str, index: int, block: _Block, line: int
@@ -1369,7 +1378,7 @@ class _QuickPath:
         self.first = plan.place == "first"
         self.counted = plan.counted
         self.ends = life.STREAM_FINAL in plan.moves.values()
-        self.integers = frozenset(plan.integers)
+        self.integers = plan.integers
         self.schema: Callable[[dict[str, Any]], bool] = EVENT_CHECKS.get(kind, _valid)
 
         def of(check: str) -> _Checks:
@@ -1392,11 +1401,9 @@ class _QuickPath:
         if type(version) is not str or version != _VERSION or type(kind) is not str or (
                 kind != self.kind):
             return False
-        integers = self.integers
-        if integers:  # an integral float leaves the general path to convert: floats are rare,
-            for name, value in obj.items():  # so the members are read in one pass
-                if type(value) is float and name in integers:
-                    return False
+        for name in self.integers:  # an integral float leaves the general path to convert
+            if type(obj.get(name)) is float:
+                return False
         return not decoder._validates or self.schema(obj)
 
     def _checked(self, decoder: Decoder, obj: dict[str, Any]) -> bool:
@@ -1522,7 +1529,7 @@ class _QuickOutside(_QuickPath):
         state = decoder._state
         target = self.moves.get(state)
         if target is None or (
-            self.ends and target == life.STREAM_FINAL
+            self.ends and target == _FINAL
             and not decoder._ends_well(self.kind, target)
         ) or (self.checks and not self._checked(decoder, obj)):  # the last: it remembers
             return False
@@ -1567,7 +1574,7 @@ class _QuickBlockEnd(_QuickPath):
             joining = block.joining
             if joining is not None and reason != joining.of.unless_stop_reason:
                 return False
-        if (self.ends and target == life.STREAM_FINAL
+        if (self.ends and target == _FINAL
                 and not decoder._ends_well(self.kind, target)) or (
             self.checks and not self._checked(decoder, obj)  # the last check: it remembers
         ):
@@ -1607,6 +1614,13 @@ class _QuickInBlock(_QuickPath):
         # Any: compiled, a tuple[str, str] would be unpacked here and built anew for each event
         self.closes_with: Any = None if plan.closes_with is None else (kind, plan.closes_with)
         self.steady = kind in _STEADY_KINDS
+        # What `Decoder._steady_entry` reads, read once (Any: compiled, kept as the objects
+        # they are, not unpacked and built anew for each block)
+        self.hot: Any = _HOT.get(kind)
+        self.entry: Any = None
+        self.checked_entry: Any = None
+        if self.steady:
+            self.entry, self.checked_entry = _STEADY_ENTRIES[kind]
         limit = plan.limit
         self.unopened = (
             plan.block_moves.get(life.BLOCK_INITIAL) if limit is None or limit > 0 else None)
@@ -1656,7 +1670,7 @@ class _QuickInBlock(_QuickPath):
                     return False
             elif self.builds and joining is not None and not joining.built(obj):
                 return False
-        if (self.ends and target == life.STREAM_FINAL
+        if (self.ends and target == _FINAL
                 and not decoder._ends_well(kind, target)) or (
             self.checks and not self._checked(decoder, obj)  # the last check: it remembers
         ):
@@ -1697,7 +1711,8 @@ class _QuickInBlock(_QuickPath):
         if closes_with is not None:
             block.closes_with = closes_with
         elif self.steady and block.completed is None and target in _KEEPS_OPEN:
-            decoder._steady[index] = decoder._steady_entry(kind)
+            decoder._hot = self.hot
+            decoder._steady[index] = self.checked_entry if decoder._validates else self.entry
         return True
 
 
@@ -1722,18 +1737,35 @@ class _Kind:
         settle a text."""
 
 
-_KINDS: Final[dict[tuple[bool, bool], dict[str, _Kind]]] = {}
-"""The `_Kind` of each registered type, by mode (typed, lifecycle), made once a mode."""
+_Mode = tuple[
+    _Typed | None,
+    dict[str, _Kind],
+    Callable[[object], bool],
+    Callable[[object], list[SchemaError]],
+]
+"""What a decoder of one mode reads of the tables shared by every decoder: the typed tables
+(`_Typed`) when typed, what the loops over events weigh of each registered type (`_Kind`), and
+the validator's verdict and findings on an event (of its schema, or of its envelope alone)."""
+
+_MODES: Final[dict[int, _Mode]] = {}
+"""The `_Mode` of each mode, made once a mode, by its number (`_mode`)."""
 
 
-def _kinds_of(typed: _Typed | None, lifecycle: bool) -> dict[str, _Kind]:
-    mode = (typed is not None, lifecycle)
-    kinds = _KINDS.get(mode)
-    if kinds is None:
-        kinds = _KINDS[mode] = {
-            kind: _Kind(kind, quick if lifecycle else None, typed)
-            for kind, quick in _QUICK.items()}
-    return kinds
+def _mode(typed: bool, validate: bool, lifecycle: bool) -> _Mode:
+    """The tables of a decoder of this mode, made once: a decoder reads them in one lookup, by
+    a number rather than a tuple of its options, which compiled code would build and hash."""
+    number = (4 if typed else 0) + (2 if validate else 0) + (1 if lifecycle else 0)
+    mode = _MODES.get(number)
+    if mode is None:
+        tables = _typed_tables() if typed else None
+        kinds = {kind: _Kind(kind, quick if lifecycle else None, tables)
+                 for kind, quick in _QUICK.items()}
+        if validate:
+            mode = (tables, kinds, is_valid_event, validate_event)
+        else:
+            mode = (tables, kinds, is_valid_envelope, validate_envelope)
+        _MODES[number] = mode
+    return mode
 
 
 def _tool_names(tools: Iterable[str | Mapping[str, Any]]) -> frozenset[str]:
