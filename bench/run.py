@@ -86,20 +86,24 @@ def floor(wholes: Sequence[bytes], blank: bytes) -> int:
     return count
 
 
+JSON_TEXTS = {kind: tuple(field for check, field, _ in checks if check == "json-text")
+              for kind, checks in FIELD_CHECKS.items()}
+"""The members each event type holds to be JSON text (LS-CALL-2's `arguments`), which the
+decoder parses a second time."""
+
+
 def parses(wholes: Sequence[bytes], blank: bytes) -> int:
     """The floor's split with the decoder's parser in place of orjson, making every parse the
     rules require: each event's data, and each field its type holds to be JSON text (a
     tool.call's `arguments`, LS-CALL-2). Over the floor, it is the ceiling of the fast path's
     ratio while it parses with pydantic-core: the rest of its work adds to these parses, and
     only a cut of the events cheaper than the floor's split takes it past."""
-    texts = {kind: [field for check, field, _ in checks if check == "json-text"]
-             for kind, checks in FIELD_CHECKS.items()}
     count = 0
     for whole in wholes:
         for part in whole.split(blank):
             if part:
                 event = from_json(part[part.index(b"data: ") + 6:], allow_inf_nan=False)
-                for field in texts.get(event["type"], ()):
+                for field in JSON_TEXTS.get(event["type"], ()):
                     from_json(event[field], allow_inf_nan=False)
                 count += 1
     return count
@@ -152,14 +156,14 @@ def decoder_table(scale: float, rounds: int, only: str) -> None:
     for workload in matrix(scale):
         if only not in workload.name:
             continue
-        streams, blank = workload.streams, workload.eol * 2
+        streams, wholes, blank = workload.streams, workload.wholes, workload.eol * 2
         runs: dict[str, Callable[[], int]] = {
             "typed": lambda s=streams: ours(s, True),
             "fast": lambda s=streams: ours(s, False),
             "openai": lambda s=streams: openai_sdk(s),
             "httpx": lambda s=streams: httpx_sse(s),
-            "floor": lambda w=workload.wholes, b=blank: floor(w, b),
-            "parses": lambda w=workload.wholes, b=blank: parses(w, b),
+            "floor": lambda w=wholes, b=blank: floor(w, b),
+            "parses": lambda w=wholes, b=blank: parses(w, b),
         }
         rows[workload.name] = rates(runs, workload.events, rounds=rounds)
         print(".", end="", file=sys.stderr, flush=True)
