@@ -643,9 +643,9 @@ class Decoder:
         """The events of one whole event of type `kind` and data `payload` that the hot path
         (`feed`) did not take, found by the SSE layer and not yet taken from it; else None, and
         nothing changed (the chunk is then fed). `parsed` is the data as parsed, if it was, and
-        `event`, typed, the model built from it, if one was and it may be trusted as far as its
-        text goes. The quick path (`_QUICK`) takes what it can, and the general path the rest, with
-        what was parsed."""
+        `event`, typed, the model built from it, if one was, which `_sound` checks here before
+        it is trusted. The quick path (`_QUICK`) takes what it can, and the general path the
+        rest, with what was parsed."""
         sse = self._sse
         known = self._kinds.get(kind)
         if self._typed is not None:
@@ -833,11 +833,13 @@ class Decoder:
                 fields = value.__dict__
             if members and _accounted(view, colons, members, fields, kind):
                 return True
-            if "NaN" in view or "Infinity" in view or (
-                    kind in typed.nullable and "null" in view):
+            nullable = kind in typed.nullable
+            if "NaN" in view or "Infinity" in view or (nullable and "null" in view):
                 return False
-            if kind in typed.nullable:  # it may have more: those its text set
+            if nullable:  # it may have more: those its text set
                 members = len(value.model_fields_set)
+            elif members:  # its colons were weighed against these members above
+                return not duplicate_names(text, value)
         else:
             obj: dict[str, Any] = value  # compiled, a dict's get is a direct call, Any's is not
             fields = obj
@@ -1128,7 +1130,7 @@ class Decoder:
         if fragments is not None:
             self._fragment(obj, kind, fragments, index, block, line)
         elif kind in _BUILT_BY:
-            self._build(obj, kind, index, block, line)
+            self._build(obj, kind, block, line)
 
     def _fragment(
         self,
@@ -1153,9 +1155,7 @@ class Decoder:
             block.joining = joining
         joining.add(obj.get(fragments.field))
 
-    def _build(
-        self, obj: dict[str, Any], kind: str, index: int, block: _Block, line: int
-    ) -> None:
+    def _build(self, obj: dict[str, Any], kind: str, block: _Block, line: int) -> None:
         """The event that the fragments of its block, if any, add up to."""
         block.built = True
         joining = block.joining

@@ -8,9 +8,10 @@ This is the hot path of every client, so the common case costs a few C-level cal
 rather than Python work per byte or per line: a chunk in which no event ends is held as it came;
 the bytes up to the last blank line, of the chunks held and the one that ends an event, are
 decoded in one call; a run of events of the usual shapes (in CRLF line ends, once its CRs are
-dropped) is cut without being cut into lines: an ``event:`` line then a ``data:`` line, as
-LLM-Stream's events are, at the line ends two finds of str give, ``data:`` alone as columns in a
-few calls for the whole run, and an event of a usual shape among others whole. A caller that
+dropped) is cut in a few calls: an ``event:`` line then a ``data:`` line, as LLM-Stream's
+events are, at the line ends two finds of str give (interpreted, a run of one type at once,
+``_one_type``), ``data:`` alone as columns of its lines for the whole run (``_columns``), and
+an event of a usual shape among others whole. A caller that
 knows the ``event:`` line to expect may take an event of a chunk that is one whole event, or
 that ends one begun in the pieces held, by comparing its head (``event_of``). Anything else
 (comments, ``id:``, several ``data:`` lines, a CR alone, invalid UTF-8, a line or an event near
@@ -21,7 +22,7 @@ Whatever the chunking, the events and the diagnostics are the same.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, Final
@@ -748,7 +749,7 @@ class SSEDecoder:
             stop = view.rfind("\n\n", since)
         one = _one_type(region[since:stop] if raw else text[start:end]) if _INTERPRETED else None
         if one is not None:
-            return self._columns_run(repeat(one[0]), one[1], 3, n, events)
+            return self._columns_run(one[0], one[1], 3, n, events)
         count = len(events)
         last = self._run(region, view, since, stop, n, events)
         if last >= 0:
@@ -757,17 +758,18 @@ class SSEDecoder:
         data = _columns(region[since:stop].split(b"\n") if raw else text[start:end].split("\n"))
         if data is None:
             return self._pieces(text[start:end].split("\n\n"), False, n, events)
-        return self._columns_run(repeat("message"), data, 2, n, events)
+        return self._columns_run("message", data, 2, n, events)
 
     def _columns_run(
-        self, types: Iterable[str], data: list[Any], step: int, n: int, events: list[RawFields]
+        self, kind: str, data: list[Any], step: int, n: int, events: list[RawFields]
     ) -> int:
-        """Apply the events of a run taken apart as columns, ``step`` lines each, that follow
-        line ``n``; return the number of the last line."""
+        """Apply the events of a run of type ``kind`` taken apart as columns, ``step`` lines
+        each, that follow line ``n``; return the number of the last line."""
         count = len(data)
         retries: list[int | None] = [None] * count
         retries[0] = self._retry
-        events += zip(types, data, repeat(self._id), retries, range(n + 1, n + step * count, step))
+        events += zip(repeat(kind), data, repeat(self._id), retries,
+                      range(n + 1, n + step * count, step))
         self._retry = None
         n += step * count
         self._start = n + 1
