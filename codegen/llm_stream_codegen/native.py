@@ -1,10 +1,12 @@
 """Compiling the bindings' hot modules with mypyc into the package's `_native/` folder.
 
-The modules of `COMPILED` are compiled from the package's own sources, unchanged, into extension
-modules that `llm_stream/__init__.py` puts ahead of the pure ones only while a manifest says they
-were built from the sources beside them. The manifest covers every top-level module of the
-package, not only the compiled ones: mypyc inlines the `Final` constants and relies on the types
-of what the compiled modules import, so a change anywhere in the package makes the build stale.
+The modules of `COMPILED` are compiled from the package's own sources into extension modules
+that `llm_stream/__init__.py` puts ahead of the pure ones only while a manifest says they were
+built from the sources beside them: its Python modules, unchanged, by mypyc, and its C sources
+(`jsonscan.c`) each into the extension module of its name, which stands for the pure module of
+the same name. The manifest covers every top-level source of the package, not only the compiled
+ones: mypyc inlines the `Final` constants and relies on the types of what the compiled modules
+import, so a change anywhere in the package makes the build stale.
 Each interpreter has its own manifest (named with its extension suffix, as the extension files
 are), so builds for several interpreters sharing one tree coexist. The pure modules stay the
 reference, and what the package falls back to: a build that fails (no C compiler, a mypyc error,
@@ -31,8 +33,12 @@ from pathlib import Path
 
 from .atomic import write_atomic
 
-COMPILED = ("decoder.py", "sse.py")
-"""The modules compiled, by file name in the package: the decoder's per-event work."""
+COMPILED = ("decoder.py", "sse.py", "jsonscan.c")
+"""The modules compiled, by file name in the package: the decoder's per-event work, and the C
+scanner that decides, without parsing, that a member is JSON text."""
+SOURCES = (".py", ".c")
+"""The suffixes of the package's top-level sources, which the manifest covers: its modules and
+the C sources of its extension modules (`__init__` lists the same)."""
 NATIVE = "_native"
 """The folder, inside the package, that holds the extension modules and their manifests."""
 SUFFIX = EXTENSION_SUFFIXES[0]
@@ -67,7 +73,7 @@ def mypy_version() -> str | None:
 def extension_files(package: str, modules: Sequence[str]) -> set[str]:
     """The files a build of `package`'s `modules` puts in `NATIVE` for this interpreter, by path
     in it: the group's shared library, and one extension a module in the folder `package`."""
-    return ({f"{package}/{name.removesuffix('.py')}{SUFFIX}" for name in modules}
+    return ({f"{package}/{name.rpartition('.')[0]}{SUFFIX}" for name in modules}
             | {f"{GROUP}__mypyc{SUFFIX}"})
 
 
@@ -81,12 +87,12 @@ def present_files(native: Path, package: str) -> set[str]:
 def manifest(package: Path, modules: Sequence[str], mypy: str) -> str:
     """The manifest of a build of `package`'s sources: one `key value...` line a fact, so that
     `__init__` reads it with str.split, without importing json. A line `source NAME SIZE
-    MTIME_NS SHA256` a top-level module: the loader hashes only a file whose size is the same and
+    MTIME_NS SHA256` a top-level source (`SOURCES`): the loader hashes only a file whose size is the same and
     whose time of change is not, and writes the manifest again with the new times once it
     found the same content (`__init__`'s `_record_times`), which keeps `import llm_stream` from
     hashing the package."""
     lines = [f"suffix {SUFFIX}", f"mypy {mypy}", f"compiled {' '.join(modules)}"]
-    for source in sorted(package.glob("*.py")):
+    for source in sorted(path for path in package.iterdir() if path.suffix in SOURCES):
         status = source.stat()
         digest = sha256(source.read_bytes()).hexdigest()
         lines.append(f"source {source.name} {status.st_size} {status.st_mtime_ns} {digest}")
@@ -215,11 +221,15 @@ PYTHONPATH's entries with them."""
 
 def compile_here(package: str, modules: Sequence[str]) -> None:
     """The child's work, in the folder that holds the package's copy: mypyc writes the C code
-    to `c/`, setuptools compiles it to `out/<package>/`."""
+    of the Python modules to `c/`, setuptools compiles it, and each C source as the extension
+    module of its name, to `out/<package>/`."""
     from mypyc.build import mypycify
-    from setuptools import setup
+    from setuptools import Extension, setup
 
-    extensions = mypycify([*MYPY_OPTIONS, *(f"{package}/{name}" for name in modules)],
-                          opt_level="3", group_name=f"{package}.{GROUP}", target_dir="c")
+    python = [f"{package}/{name}" for name in modules if name.endswith(".py")]
+    extensions = mypycify([*MYPY_OPTIONS, *python], opt_level="3",
+                          group_name=f"{package}.{GROUP}", target_dir="c")
+    extensions += [Extension(f"{package}.{name.removesuffix('.c')}", [f"{package}/{name}"])
+                   for name in modules if name.endswith(".c")]
     setup(name=f"{package}-native", ext_modules=extensions, script_args=[
         "--quiet", "build_ext", "--build-lib", "out", "--build-temp", "temp"])

@@ -6,18 +6,33 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from .model import ENVELOPE_ID, Spec
-from .rendering import PACKAGE_DIR, Artifact, environment, inputs_hash, python_header, template_dir
+from .rendering import (
+    PACKAGE_DIR,
+    Artifact,
+    environment,
+    inputs_hash,
+    python_header,
+    slashed_header,
+    template_dir,
+)
 from .schema_walk import envelope_constants, integer_members
+
+
+STATIC_HEADERS = {".py": python_header, ".c": slashed_header}
+"""The files of templates/python/static copied, by suffix, with the header each one's comments
+allow: Python modules, and the C source of an extension module (`jsonscan.c`), which the
+install compiles beside the mypyc modules (`native`)."""
 
 
 def static_python(spec: Spec) -> Iterator[Artifact]:
     """Modules that do not depend on the spec: copied with the generated-file header; a folder
     of static/ is a subpackage of the bindings."""
     static = template_dir() / "python" / "static"
-    for path in sorted(static.rglob("*.py")):
+    for path in sorted(p for p in static.rglob("*") if p.suffix in STATIC_HEADERS):
         module = path.relative_to(static).as_posix()
         name = f"python/static/{module}"
-        header = python_header(spec, f"codegen/templates/{name}", inputs_hash(spec, name))
+        header = STATIC_HEADERS[path.suffix](
+            spec, f"codegen/templates/{name}", inputs_hash(spec, name))
         yield Artifact(f"{PACKAGE_DIR}/{module}", (header + path.read_text()).encode())
     yield Artifact(f"{PACKAGE_DIR}/py.typed", b"")  # PEP 561: the bindings ship their types
 

@@ -27,6 +27,7 @@ from typing import (
 
 from . import lifecycle as life
 from .diagnostics import Diagnostic, LLMStreamError, SchemaError, Severity
+from .jsonscan import certainly_json
 from .jsontext import (
     MAX_DEPTH,
     JSONLimitError,
@@ -294,6 +295,9 @@ def _text(data: str | bytes) -> str:
 _PARSE: Final = from_json
 """`from_json`, for the loops over events: compiled, a Final is read directly, an imported name
 is looked up in the module's dict at each use."""
+_CERTAINLY_JSON: Final = certainly_json
+"""`jsonscan.certainly_json`, read as `_PARSE` is: whether a member is certainly JSON text that
+`loads` accepts, which the C scanner decides without building the value."""
 _VERSION: Final = life.ENVELOPE_VERSION
 _INITIAL: Final = life.STREAM_INITIAL
 _FINAL: Final = life.STREAM_FINAL
@@ -1184,7 +1188,7 @@ class Decoder:
         self, check: str, kind: str, field: str, value: Any, rule: str, line: int
     ) -> None:
         if check == "json-text":
-            if type(value) is str:
+            if type(value) is str and not _CERTAINLY_JSON(value):  # else `loads` accepts it
                 try:
                     loads(value)
                 except ValueError:
@@ -1422,8 +1426,8 @@ class _QuickPath:
         if texts:
             for field, _ in texts:
                 value = obj.get(field)
-                if type(value) is str:  # `loads`, as `_field_check` parses it (D-LIMITS), but
-                    try:  # what pydantic-core refuses is left to `loads` on the general path
+                if type(value) is str and not _CERTAINLY_JSON(value):  # parsed as `loads` does
+                    try:  # (D-LIMITS); what pydantic-core refuses is left to the general path
                         _PARSE(value, allow_inf_nan=False)
                     except ValueError:
                         return False
