@@ -20,6 +20,6 @@ def certainly_json(text: object) -> bool:
         return False
     try:
         from_json(text, allow_inf_nan=False)
-    except ValueError:
+    except (ValueError, TypeError):  # TypeError: a surrogate, which UTF-8 cannot encode
         return False
     return not too_deep(text)
