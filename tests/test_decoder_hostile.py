@@ -376,6 +376,24 @@ def test_tool_call_arguments_past_the_depth_limit_are_not_json_text(
     assert seqs(events) == ([0, 1, 2, 3, 4] if depth <= MAX_DEPTH else [0, 2, 3, 4])
 
 
+@pytest.mark.parametrize("options", MODES, ids=["typed", "raw", "fast"])
+@pytest.mark.parametrize(("arguments", "json_text"), [
+    ('{"n":1234567890123456789}', True), ('{"x":1e400}', True), ('{"x":1E-100}', True),
+    ('{"s":"\\ud83d\\ude00"}', True), ('{"s":"caf\u00e9 \u4e2d \U0001f600"}', True),
+    ('{"n":' + "1" * 5000 + "}", False), ('{"s":"\\ud800"}', False), ('{"x":NaN}', False),
+    ('{"x":-Infinity}', False), ("[1,]", False), ('{"s":"\\u12"}', False), ("", False),
+    ("[1] 2", False),
+])
+def test_tool_call_arguments_the_scanner_leaves_to_the_parse_are_judged_by_it(
+        options: dict[str, Any], arguments: str, json_text: bool) -> None:
+    """Arguments the JSON text scanner is not sure of (long integers, big exponents, escaped
+    surrogate pairs, anything not JSON) are parsed as before, on every path."""
+    body = start() + call(1, arguments=arguments) + stop(2, reason="tool_use") + usage(3) + end(4)
+    events, found = decode_everywhere(body, **options)
+    assert rules(found) == ([] if json_text else ["LS-CALL-2"])
+    assert seqs(events) == ([0, 1, 2, 3, 4] if json_text else [0, 2, 3, 4])
+
+
 def test_the_depth_limit_does_not_depend_on_the_callers_stack() -> None:
     at_limit = delta(2, x=Raw("[" * (MAX_DEPTH - 1) + "1" + "]" * (MAX_DEPTH - 1)))
     body = (start() + delta(1) + at_limit + stop(3) + usage(4) + end(5)).encode()

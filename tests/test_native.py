@@ -357,6 +357,71 @@ def test_an_install_after_an_interrupted_one_leaves_only_its_build(copy: Path) -
     assert _loaded(copy)[0] == "compiled"
 
 
+TWICE_C = """#include <Python.h>
+
+static PyObject *twice(PyObject *module, PyObject *x) { return PyNumber_Add(x, x); }
+static PyMethodDef methods[] = {{"twice", twice, METH_O, NULL}, {NULL, NULL, 0, NULL}};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "llm_stream.twice", NULL, 0, methods};
+PyMODINIT_FUNC PyInit_twice(void) { return PyModule_Create(&module); }
+"""
+"""A C source: the extension module `twice`, which stands for the pure module of its name."""
+TWICE_PY = "def twice(x: int) -> int:\n    return x + x\n"
+WITH_C = (*MODULES, "twice.c")
+TWICE = ("import llm_stream, llm_stream.twice as twice\n"
+         "print(llm_stream.implementation(), twice.__file__, type(twice.twice).__name__, "
+         "twice.twice(21))")
+
+
+@pytest.fixture(scope="module")
+def built_with_c(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A root whose package has a fresh build of its small module and of a C source."""
+    root = tmp_path_factory.mktemp("built_with_c")
+    package = _package(root)
+    (package / "twice.c").write_text(TWICE_C)
+    (package / "twice.py").write_text(TWICE_PY)
+    assert install(package, root, WITH_C) == (
+        f"compiled {', '.join(WITH_C)} into {package / NATIVE}")
+    return root
+
+
+def test_a_c_source_is_built_into_the_extension_module_of_its_name(built_with_c: Path) -> None:
+    """The C source's extension lies beside the compiled modules, in place of the pure module
+    of its name, and the manifest covers the source as it covers the modules."""
+    package = built_with_c / "llm_stream"
+    assert _python(built_with_c, TWICE) == [
+        "compiled", str(package / NATIVE / "llm_stream" / f"twice{SUFFIX}"),
+        "builtin_function_or_method", "42"]
+    assert _python(built_with_c, TWICE, LLM_STREAM_PURE="1") == [
+        "pure", str(package / "twice.py"), "function", "42"]
+    manifest = (package / NATIVE / MANIFEST).read_text().splitlines()
+    assert manifest[2] == "compiled caller.py small.py twice.c"
+    assert [line.split()[1] for line in manifest[3:]] == [
+        "__init__.py", "caller.py", "limits.py", "small.py", "twice.c", "twice.py"]
+    assert is_current(package, WITH_C)
+
+
+@pytest.mark.parametrize("change", ["edited", "removed"])
+def test_a_changed_c_source_makes_the_build_stale(
+        built_with_c: Path, tmp_path: Path, change: str) -> None:
+    """The extension of an edited C source is never loaded: the pure module of its name is."""
+    shutil.copytree(built_with_c, tmp_path / "root")
+    package = tmp_path / "root" / "llm_stream"
+    if change == "edited":
+        (package / "twice.c").write_text(TWICE_C.replace("PyNumber_Add(x, x)",
+                                                         "PyNumber_Multiply(x, x)"))
+    else:
+        (package / "twice.c").unlink()
+    assert _python(tmp_path / "root", TWICE) == [
+        "pure", str(package / "twice.py"), "function", "42"]
+    assert not is_current(package, WITH_C)
+
+
+def test_a_c_source_added_to_the_package_makes_the_build_stale(copy: Path) -> None:
+    (copy / "llm_stream" / "added.c").write_text(TWICE_C)
+    assert _loaded(copy)[0] == "pure"
+    assert not is_current(copy / "llm_stream", MODULES)
+
+
 @pytest.mark.parametrize("change", ["an extension added", "an extension missing",
                                     "an extension outside its folder", "another list of modules",
                                     "a manifest not UTF-8"])
@@ -522,9 +587,10 @@ def test_this_environment_runs_the_compiled_decoder() -> None:
     assert llm_stream.implementation() == "compiled", (
         f"{package / NATIVE} is missing or stale: reinstall the project (`pip install -e .`, "
         "or `nox`, which reinstalls it) to compile the decoder's modules")
-    code = ("import llm_stream.decoder, llm_stream.sse\n"
-            "print(llm_stream.decoder.__file__, llm_stream.sse.__file__)")
+    code = ("import llm_stream.decoder, llm_stream.sse, llm_stream.jsonscan\n"
+            "print(llm_stream.decoder.__file__, llm_stream.sse.__file__, "
+            "llm_stream.jsonscan.__file__)")
     files = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True).stdout.split()
-    assert [Path(file).parent for file in files] == [package / NATIVE / "llm_stream"] * 2
+    assert [Path(file).parent for file in files] == [package / NATIVE / "llm_stream"] * 3
     assert all(Path(file).is_file() and file.endswith(SUFFIX) for file in files)

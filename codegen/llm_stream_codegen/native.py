@@ -87,10 +87,10 @@ def present_files(native: Path, package: str) -> set[str]:
 def manifest(package: Path, modules: Sequence[str], mypy: str) -> str:
     """The manifest of a build of `package`'s sources: one `key value...` line a fact, so that
     `__init__` reads it with str.split, without importing json. A line `source NAME SIZE
-    MTIME_NS SHA256` a top-level source (`SOURCES`): the loader hashes only a file whose size is the same and
-    whose time of change is not, and writes the manifest again with the new times once it
-    found the same content (`__init__`'s `_record_times`), which keeps `import llm_stream` from
-    hashing the package."""
+    MTIME_NS SHA256` a top-level source (`SOURCES`): the loader hashes only a file whose size
+    is the same and whose time of change is not, and writes the manifest again with the new
+    times once it found the same content (`__init__`'s `_record_times`), which keeps
+    `import llm_stream` from hashing the package."""
     lines = [f"suffix {SUFFIX}", f"mypy {mypy}", f"compiled {' '.join(modules)}"]
     for source in sorted(path for path in package.iterdir() if path.suffix in SOURCES):
         status = source.stat()

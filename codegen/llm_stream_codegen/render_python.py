@@ -17,7 +17,6 @@ from .rendering import (
 )
 from .schema_walk import envelope_constants, integer_members
 
-
 STATIC_HEADERS = {".py": python_header, ".c": slashed_header}
 """The files of templates/python/static copied, by suffix, with the header each one's comments
 allow: Python modules, and the C source of an extension module (`jsonscan.c`), which the
@@ -25,8 +24,8 @@ install compiles beside the mypyc modules (`native`)."""
 
 
 def static_python(spec: Spec) -> Iterator[Artifact]:
-    """Modules that do not depend on the spec: copied with the generated-file header; a folder
-    of static/ is a subpackage of the bindings."""
+    """Modules (and C sources) that do not depend on the spec: copied with the generated-file
+    header; a folder of static/ is a subpackage of the bindings."""
     static = template_dir() / "python" / "static"
     for path in sorted(p for p in static.rglob("*") if p.suffix in STATIC_HEADERS):
         module = path.relative_to(static).as_posix()
