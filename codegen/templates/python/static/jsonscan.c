@@ -21,7 +21,7 @@
 #define MAX_EXPONENT_DIGITS 2 /* 1e99 at most: 1e400 would be infinity */
 
 /* The position after the JSON white space (space, tab, LF, CR) from `at`. */
-Py_ALWAYS_INLINE static inline Py_ssize_t
+static inline Py_ALWAYS_INLINE Py_ssize_t
 skip_space(int kind, const void *data, Py_ssize_t at, Py_ssize_t length)
 {
     while (at < length) {
@@ -48,7 +48,7 @@ hex_digit(Py_UCS4 c)
 
 /* The position after the string whose opening quote is at `at`, or -1 when it is not one that
  * is certainly read alike: unclosed, a control character, a surrogate, an unknown escape. */
-Py_ALWAYS_INLINE static inline Py_ssize_t
+static inline Py_ALWAYS_INLINE Py_ssize_t
 skip_string(int kind, const void *data, Py_ssize_t at, Py_ssize_t length)
 {
     at++;
@@ -98,7 +98,7 @@ skip_string(int kind, const void *data, Py_ssize_t at, Py_ssize_t length)
 
 /* The position after the run of at most `most` digits from `at`, or -1 when it is empty or
  * longer. */
-Py_ALWAYS_INLINE static inline Py_ssize_t
+static inline Py_ALWAYS_INLINE Py_ssize_t
 skip_digits(int kind, const void *data, Py_ssize_t at, Py_ssize_t length, Py_ssize_t most)
 {
     Py_ssize_t start = at;
@@ -113,7 +113,7 @@ skip_digits(int kind, const void *data, Py_ssize_t at, Py_ssize_t length, Py_ssi
 }
 
 /* The position after the number at `at`, or -1 when it is no number within the bounds. */
-Py_ALWAYS_INLINE static inline Py_ssize_t
+static inline Py_ALWAYS_INLINE Py_ssize_t
 skip_number(int kind, const void *data, Py_ssize_t at, Py_ssize_t length)
 {
     if (PyUnicode_READ(kind, data, at) == '-') {
@@ -146,7 +146,7 @@ skip_number(int kind, const void *data, Py_ssize_t at, Py_ssize_t length)
 }
 
 /* The position after the literal `word` (true, false, null) at `at`, or -1. */
-Py_ALWAYS_INLINE static inline Py_ssize_t
+static inline Py_ALWAYS_INLINE Py_ssize_t
 skip_word(int kind, const void *data, Py_ssize_t at, Py_ssize_t length, const char *word)
 {
     for (; *word; word++, at++) {
@@ -159,7 +159,7 @@ skip_word(int kind, const void *data, Py_ssize_t at, Py_ssize_t length, const ch
 
 /* Whether the whole text is one value within the bounds. Iterative: `closers` holds the
  * bracket that closes each array and object open, at most MAX_DEPTH of them. */
-Py_ALWAYS_INLINE static inline int
+static inline Py_ALWAYS_INLINE int
 scan(int kind, const void *data, Py_ssize_t length)
 {
     char closers[MAX_DEPTH];
