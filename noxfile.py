@@ -44,7 +44,8 @@ SHARED_EXTRAS = ("dev", "browser")
 SITE_BUILD = ROOT / "site-build"
 ROUNDTRIP_TESTS = "tests/test_roundtrip.py"
 DECODER_TESTS = ("tests/test_decoder.py", "tests/test_decoder_hostile.py", "tests/test_sse.py",
-                 "tests/test_jsonscan.py", ROUNDTRIP_TESTS)
+                 "tests/test_jsonscan.py", "tests/test_plainjson.py",
+                 "tests/test_plainjson_hostile.py", ROUNDTRIP_TESTS)
 """The tests of the decoder's modules, which `pure` runs again on the pure-Python ones."""
 TYPESCRIPT_PROJECT = ROOT / "tests" / "typescript"
 """The TypeScript tools, tests and benchmark, with the packages its lockfile pins."""

@@ -5,10 +5,10 @@ and one-event chunks, LF and CRLF; tool calls whole and as fragments; reasoning;
 streams), typed and on the fast path, against the `openai` SDK's SSE decoder and httpx-sse's,
 each followed by json.loads, and the floor of the work, bytes.split plus orjson.loads; the table
 gives the ratios the targets are set on, with the ceiling near which the fast path's ratio tops
-out (the floor's split making the parses the rules require with the decoder's parser), and names the
-decoder's modules it measured, compiled or pure (`--pure` measures them a second time on the
-pure-Python modules, in a child process, for the two to be compared in one command); the same
-bytes go through the TypeScript decoder in Node, against eventsource-parser and JSON.parse.
+out (the floor's split making the parses the rules require with the decoder's parsers), and
+names the decoder's modules it measured, compiled or pure (`--pure` measures them a second time
+on the pure-Python modules, in a child process, for the two to be compared in one command); the
+same bytes go through the TypeScript decoder in Node, against eventsource-parser and JSON.parse.
 Start-up is timed in fresh interpreters, and peak memory is read from a child process decoding
 1 GB.
 """
@@ -35,6 +35,7 @@ from pydantic_core import from_json
 from llm_stream import Decoder, implementation
 from llm_stream.jsonscan import certainly_json
 from llm_stream.lifecycle import FIELD_CHECKS
+from llm_stream.plainjson import parse
 
 sys.path.insert(0, str(Path(__file__).parent))
 from bench_sse import rates
@@ -94,18 +95,18 @@ decoder scans (`certainly_json`), and parses a second time only where the scan i
 
 
 def parses(wholes: Sequence[bytes], blank: bytes) -> int:
-    """The floor's split with the decoder's parser in place of orjson, making every parse the
-    rules require: each event's data, and each field its type holds to be JSON text (a
-    tool.call's `arguments`, LS-CALL-2), checked as the decoder checks it: scanned, and parsed
-    only where the scan is not sure (compiled, the C scanner; pure, the parse). Over the floor,
-    it is the ceiling of the fast path's ratio while it parses with pydantic-core: the rest of
-    its work adds to these parses, and only a cut of the events cheaper than the floor's split
-    takes it past."""
+    """The floor's split with the decoder's parsers in place of orjson, making every parse the
+    rules require as the decoder makes it: each event's data (`plainjson.parse`), and each field
+    its type holds to be JSON text, a tool.call's `arguments` (LS-CALL-2:
+    `jsonscan.certainly_json`, and pydantic-core for what that is not sure of). Over the floor,
+    it is about the ceiling of the fast path's ratio: the rest of its work adds to these parses,
+    and only a cut of the events cheaper than the floor's split takes it past."""
     count = 0
     for whole in wholes:
         for part in whole.split(blank):
             if part:
-                event = from_json(part[part.index(b"data: ") + 6:], allow_inf_nan=False)
+                data = part[part.index(b"data: ") + 6:]
+                event = parse(data)
                 for field in JSON_TEXTS.get(event["type"], ()):
                     if not certainly_json(event[field]):
                         from_json(event[field], allow_inf_nan=False)
@@ -148,7 +149,7 @@ PEERS = {
     "openai": "openai SDK + json.loads",
     "httpx": "httpx-sse + json.loads",
     "floor": "floor: split + orjson",
-    "parses": "the floor's split, parsing as the decoder must, with pydantic-core",
+    "parses": "the floor's split, parsing as the decoder does, with its parsers",
 }
 TARGETS = (("typed", "openai", 2.0), ("typed", "httpx", 1.2), ("fast", "floor", 0.5))
 
@@ -181,7 +182,7 @@ def decoder_table(scale: float, rounds: int, only: str) -> None:
     print("\n" + "; ".join(f"{key}: {label}" for key, label in PEERS.items()))
     heads = [f"{ours}/{peer} >= {target}" for ours, peer, target in TARGETS]
     print(f"\n{title}: ratios in the same run (* below target; the fast path's ceiling is "
-          "about parses/floor while it parses with pydantic-core)")
+          "about parses/floor, the floor's split parsing as the decoder does)")
     print(f"{'workload':{width}}" + "".join(f"{head:>20}" for head in heads)
           + f"{'ceiling: parses/floor':>24}")
     missed = 0

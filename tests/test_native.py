@@ -24,6 +24,7 @@ import pytest
 import llm_stream
 import llm_stream_codegen
 from llm_stream_codegen.journal import project_lock
+from llm_stream_codegen.native import COMPILED as PACKAGE_COMPILED
 from llm_stream_codegen.native import (
     MANIFEST,
     NATIVE,
@@ -587,10 +588,11 @@ def test_this_environment_runs_the_compiled_decoder() -> None:
     assert llm_stream.implementation() == "compiled", (
         f"{package / NATIVE} is missing or stale: reinstall the project (`pip install -e .`, "
         "or `nox`, which reinstalls it) to compile the decoder's modules")
-    code = ("import llm_stream.decoder, llm_stream.sse, llm_stream.jsonscan\n"
-            "print(llm_stream.decoder.__file__, llm_stream.sse.__file__, "
-            "llm_stream.jsonscan.__file__)")
+    modules = [f"llm_stream.{name.rpartition('.')[0]}" for name in PACKAGE_COMPILED]
+    code = (f"import {', '.join(modules)}\n"
+            f"print({', '.join(f'{module}.__file__' for module in modules)})")
     files = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                            check=True).stdout.split()
-    assert [Path(file).parent for file in files] == [package / NATIVE / "llm_stream"] * 3
+    assert [Path(file).parent for file in files] == [package / NATIVE / "llm_stream"] * len(
+        modules)
     assert all(Path(file).is_file() and file.endswith(SUFFIX) for file in files)

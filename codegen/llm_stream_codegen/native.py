@@ -33,9 +33,10 @@ from pathlib import Path
 
 from .atomic import write_atomic
 
-COMPILED = ("decoder.py", "sse.py", "jsonscan.c")
-"""The modules compiled, by file name in the package: the decoder's per-event work, and the C
-scanner that decides, without parsing, that a member is JSON text."""
+COMPILED = ("decoder.py", "sse.py", "jsonscan.c", "plainjson.c")
+"""The modules compiled, by file name in the package: the decoder's per-event work, the C
+scanner that decides, without parsing, that a member is JSON text, and the C parser that builds
+the value of an event's plain JSON."""
 SOURCES = (".py", ".c")
 """The suffixes of the package's top-level sources, which the manifest covers: its modules and
 the C sources of its extension modules (`__init__` lists the same)."""

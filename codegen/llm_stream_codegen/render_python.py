@@ -23,6 +23,12 @@ allow: Python modules, and the C source of an extension module (`jsonscan.c`), w
 install compiles beside the mypyc modules (`native`)."""
 
 
+STATIC_HEADERS = {".py": python_header, ".c": slashed_header}
+"""The files of templates/python/static copied, by suffix, with the header each one's comments
+allow: Python modules, and the C source of an extension module (`jsonscan.c`), which the
+install compiles beside the mypyc modules (`native`)."""
+
+
 def static_python(spec: Spec) -> Iterator[Artifact]:
     """Modules (and C sources) that do not depend on the spec: copied with the generated-file
     header; a folder of static/ is a subpackage of the bindings."""

@@ -37,6 +37,7 @@ from .jsontext import (
     loads,
     too_deep,
 )
+from .plainjson import parse
 from .rules import severity
 from .sse import RawFields, SSEDecoder
 from .validators import (
@@ -295,6 +296,10 @@ def _text(data: str | bytes) -> str:
 _PARSE: Final = from_json
 """`from_json`, for the loops over events: compiled, a Final is read directly, an imported name
 is looked up in the module's dict at each use."""
+_PARSE_PLAIN: Final = parse
+"""`plainjson.parse`, read as `_PARSE` is: the parse of each event on the fast path, what
+`from_json` gives, built by the C parser where the text is plain JSON, as nearly every event's
+is."""
 _CERTAINLY_JSON: Final = certainly_json
 """`jsonscan.certainly_json`, read as `_PARSE` is: whether a member is certainly JSON text that
 `loads` accepts, which the C scanner decides without building the value."""
@@ -566,7 +571,7 @@ class Decoder:
             parsed = _UNPARSED
         else:
             try:
-                parsed = event = _PARSE(payload, allow_inf_nan=False)
+                parsed = event = _PARSE_PLAIN(payload)
             except ValueError:
                 parsed = _UNPARSED
             if type(event) is dict and kind in _STEADY_KINDS:  # else a KeyError costs more
@@ -747,7 +752,7 @@ class Decoder:
                                         continue
                     else:
                         try:
-                            parsed = obj = _PARSE(data, allow_inf_nan=False)
+                            parsed = obj = _PARSE_PLAIN(data)
                         except ValueError:
                             obj = None
                         if type(obj) is dict:

@@ -21,7 +21,8 @@ from typing import Any, ClassVar
 from pydantic_core import to_json
 
 from ..diagnostics import Diagnostic, Severity
-from ..jsontext import from_json, loads
+from ..jsontext import loads
+from ..plainjson import parse as parse_json
 from ..registry import SPEC_VERSION
 from ..sse import SSEDecoder
 from .tables import FIELD_MAPS, VALUE_MAPS
@@ -177,7 +178,7 @@ class StreamTranslator:
             if whole is not None and whole[0][:7] == b"event: ":
                 try:
                     kind = whole[0][7:].decode() or "message"
-                    parsed = from_json(whole[1], allow_inf_nan=False)
+                    parsed = parse_json(whole[1])
                 except ValueError:
                     pass  # the general path reads it, and reports what is wrong with it
                 else:
@@ -188,7 +189,7 @@ class StreamTranslator:
             payload = sse.whole_data(data)
             if payload is not None and payload[:1] == b"{":
                 try:
-                    parsed = from_json(payload, allow_inf_nan=False)
+                    parsed = parse_json(payload)
                 except ValueError:
                     pass
                 else:
@@ -218,7 +219,7 @@ class StreamTranslator:
             self.end()
             return
         try:
-            parsed = from_json(data, allow_inf_nan=False)
+            parsed = parse_json(data)
         except ValueError:
             parsed = self.parse(data)
             if parsed is None:
