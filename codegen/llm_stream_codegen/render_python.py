@@ -19,14 +19,8 @@ from .schema_walk import envelope_constants, integer_members
 
 STATIC_HEADERS = {".py": python_header, ".c": slashed_header}
 """The files of templates/python/static copied, by suffix, with the header each one's comments
-allow: Python modules, and the C source of an extension module (`jsonscan.c`), which the
-install compiles beside the mypyc modules (`native`)."""
-
-
-STATIC_HEADERS = {".py": python_header, ".c": slashed_header}
-"""The files of templates/python/static copied, by suffix, with the header each one's comments
-allow: Python modules, and the C source of an extension module (`jsonscan.c`), which the
-install compiles beside the mypyc modules (`native`)."""
+allow: Python modules, and the C sources of extension modules (`jsonscan.c`, `plainjson.c`),
+which the install compiles beside the mypyc modules (`native`)."""
 
 
 def static_python(spec: Spec) -> Iterator[Artifact]:
