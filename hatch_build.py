@@ -1,6 +1,6 @@
-"""The wheel's build hook: the bindings' decoder modules compiled with mypyc, and the C scanner
-of JSON text (`jsonscan.c`) with them, where a C compiler is at hand (llm_stream_codegen.native
-does the work).
+"""The wheel's build hook: the bindings' decoder modules compiled with mypyc, and with them the
+C scanner of JSON text (`jsonscan.c`) and the C parser of plain JSON (`plainjson.c`), where a C
+compiler is at hand (llm_stream_codegen.native does the work).
 
 An editable install compiles into the source tree's `generated/python/llm_stream/_native/`
 (nothing when it already holds a build of the same sources); a wheel compiles in a temporary

@@ -3,14 +3,15 @@
 The modules of `COMPILED` are compiled from the package's own sources into extension modules
 that `llm_stream/__init__.py` puts ahead of the pure ones only while a manifest says they were
 built from the sources beside them: its Python modules, unchanged, by mypyc, and its C sources
-(`jsonscan.c`) each into the extension module of its name, which stands for the pure module of
-the same name. The manifest covers every top-level source of the package, not only the compiled
-ones: mypyc inlines the `Final` constants and relies on the types of what the compiled modules
-import, so a change anywhere in the package makes the build stale.
+(`jsonscan.c`, `plainjson.c`) each into the extension module of its name, which stands for the
+pure module of the same name. The manifest covers every top-level source of the package, not
+only the compiled ones: mypyc inlines the `Final` constants and relies on the types of what the
+compiled modules import, so a change anywhere in the package makes the build stale.
 Each interpreter has its own manifest (named with its extension suffix, as the extension files
 are), so builds for several interpreters sharing one tree coexist. The pure modules stay the
 reference, and what the package falls back to: a build that fails (no C compiler, a mypyc error,
-a tree it cannot write) says so in one line and leaves `_native/` as it was.
+a C source that does not compile, a tree it cannot write) says so in one line and leaves
+`_native/` as it was.
 
 The build hook (`hatch_build.py`) imports this module in an isolated build environment that
 holds only mypy and setuptools, so it imports nothing but the standard library (and `atomic`,
