@@ -10,6 +10,7 @@ with a C compiler never tests pure Python alone without saying so.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -421,6 +422,22 @@ def test_a_c_source_added_to_the_package_makes_the_build_stale(copy: Path) -> No
     (copy / "llm_stream" / "added.c").write_text(TWICE_C)
     assert _loaded(copy)[0] == "pure"
     assert not is_current(copy / "llm_stream", MODULES)
+
+
+def test_a_c_source_that_does_not_compile_leaves_the_package_pure_in_one_line(
+        tmp_path: Path) -> None:
+    """The compiler's first error, naming the C source and its line, is the one line the build
+    says, and nothing is built: the Python modules compiled beside it are not kept either."""
+    package = _package(tmp_path)
+    (package / "twice.c").write_text(TWICE_C.replace("return PyNumber_Add(x, x);",
+                                                     "return PyNumber_Add(x, x)"))
+    (package / "twice.py").write_text(TWICE_PY)
+    with pytest.raises(BuildError) as raised:
+        install(package, tmp_path, WITH_C)
+    assert "\n" not in str(raised.value)
+    assert re.search(r"twice\.c:3:\d+: error: ", str(raised.value)), str(raised.value)
+    assert not (package / NATIVE).exists()
+    assert _python(tmp_path, TWICE) == ["pure", str(package / "twice.py"), "function", "42"]
 
 
 @pytest.mark.parametrize("change", ["an extension added", "an extension missing",
