@@ -1,5 +1,5 @@
 /* The value of a JSON text, as pydantic-core's `from_json(data, allow_inf_nan=False)` gives it:
- * the C form of `plainjson.py`, which the decoder parses each event with.
+ * the C form of `plainjson.py`, which the decoder and the translators parse each event with.
  *
  * Nearly every event is plain JSON: objects, arrays, strings, integers of a few digits, floats,
  * true, false and null. `parse` builds the value of such a text itself, at about half the cost
@@ -27,12 +27,16 @@
 #define SHORT 24 /* the longest string taken from a table */
 #define TABLE 256 /* entries of each table */
 
+/* A text being read: its UTF-8 from `at` (the next byte) to `end`, and how many arrays and
+ * objects are open. */
 typedef struct {
     const unsigned char *at;
     const unsigned char *end;
     int depth;
 } Reader;
 
+/* The tables of short strings met before, by hash of their bytes: the process's, as the module's
+ * state (below) is. */
 static PyObject *names[TABLE];
 static PyObject *values[TABLE];
 
@@ -494,10 +498,15 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+/* Initialised once a process (m_size -1, no slots), unlike `jsonscan`, which holds nothing: the
+ * tables and `from_json` are the process's, written with no lock but the GIL, and pydantic-core
+ * (PyO3) loads in one interpreter only. */
 static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, .m_name = "llm_stream.plainjson",
+    PyModuleDef_HEAD_INIT,
+    .m_name = "llm_stream.plainjson",
     .m_doc = "The value of a JSON text as pydantic-core builds it, built here when it is plain.",
-    .m_size = -1, .m_methods = methods,
+    .m_size = -1,
+    .m_methods = methods,
 };
 
 PyMODINIT_FUNC
