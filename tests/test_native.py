@@ -17,6 +17,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+import tomllib
 from importlib.machinery import EXTENSION_SUFFIXES
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from llm_stream_codegen.native import (
     install,
     is_current,
 )
+from llm_stream_codegen.native import SOURCES as SOURCE_SUFFIXES
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "generated" / "python" / "llm_stream"
@@ -438,6 +440,16 @@ def test_a_c_source_that_does_not_compile_leaves_the_package_pure_in_one_line(
     assert re.search(r"twice\.c:3:\d+: error: ", str(raised.value)), str(raised.value)
     assert not (package / NATIVE).exists()
     assert _python(tmp_path, TWICE) == ["pure", str(package / "twice.py"), "function", "42"]
+
+
+def test_uv_installs_again_after_a_change_of_any_source_the_manifest_covers() -> None:
+    """uv runs the build hook again only when a file of its cache keys changed: they cover every
+    kind of source the manifest does, so that an edited C source is compiled anew, not left
+    stale (and pure) by the next install."""
+    keys = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["uv"]["cache-keys"]
+    files = {key["file"] for key in keys}
+    package = PACKAGE.relative_to(ROOT).as_posix()
+    assert {f"{package}/*{suffix}" for suffix in SOURCE_SUFFIXES} <= files
 
 
 @pytest.mark.parametrize("change", ["an extension added", "an extension missing",
