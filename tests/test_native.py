@@ -30,11 +30,11 @@ from llm_stream_codegen.native import COMPILED as PACKAGE_COMPILED
 from llm_stream_codegen.native import (
     MANIFEST,
     NATIVE,
+    SOURCE_SUFFIXES,
     BuildError,
     install,
     is_current,
 )
-from llm_stream_codegen.native import SOURCES as SOURCE_SUFFIXES
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "generated" / "python" / "llm_stream"

@@ -38,7 +38,7 @@ COMPILED = ("decoder.py", "sse.py", "jsonscan.c", "plainjson.c")
 """The modules compiled, by file name in the package: the decoder's per-event work, the C
 scanner that decides, without parsing, that a member is JSON text, and the C parser that builds
 the value of an event's plain JSON."""
-SOURCES = (".py", ".c")
+SOURCE_SUFFIXES = (".py", ".c")
 """The suffixes of the package's top-level sources, which the manifest covers: its modules and
 the C sources of its extension modules (`__init__` lists the same)."""
 NATIVE = "_native"
@@ -89,12 +89,12 @@ def present_files(native: Path, package: str) -> set[str]:
 def manifest(package: Path, modules: Sequence[str], mypy: str) -> str:
     """The manifest of a build of `package`'s sources: one `key value...` line a fact, so that
     `__init__` reads it with str.split, without importing json. A line `source NAME SIZE
-    MTIME_NS SHA256` a top-level source (`SOURCES`): the loader hashes only a file whose size
-    is the same and whose time of change is not, and writes the manifest again with the new
-    times once it found the same content (`__init__`'s `_record_times`), which keeps
+    MTIME_NS SHA256` a top-level source (of `SOURCE_SUFFIXES`): the loader hashes only a file
+    whose size is the same and whose time of change is not, and writes the manifest again with
+    the new times once it found the same content (`__init__`'s `_record_times`), which keeps
     `import llm_stream` from hashing the package."""
     lines = [f"suffix {SUFFIX}", f"mypy {mypy}", f"compiled {' '.join(modules)}"]
-    for source in sorted(path for path in package.iterdir() if path.suffix in SOURCES):
+    for source in sorted(path for path in package.iterdir() if path.suffix in SOURCE_SUFFIXES):
         status = source.stat()
         digest = sha256(source.read_bytes()).hexdigest()
         lines.append(f"source {source.name} {status.st_size} {status.st_mtime_ns} {digest}")
