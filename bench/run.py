@@ -9,8 +9,8 @@ out (the floor's split making the parses the rules require with the decoder's pa
 names the decoder's modules it measured, compiled or pure (`--pure` measures them a second time
 on the pure-Python modules, in a child process, for the two to be compared in one command); the
 same bytes go through the TypeScript decoder in Node, against eventsource-parser and JSON.parse.
-Start-up is timed in fresh interpreters, and peak memory is read from a child process decoding
-1 GB.
+Start-up is timed in fresh interpreters, the bindings' JSON parsers alone against pydantic-core
+and orjson (`bench_parsers`), and peak memory is read from a child process decoding 1 GB.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from llm_stream.lifecycle import FIELD_CHECKS
 from llm_stream.plainjson import parse
 
 sys.path.insert(0, str(Path(__file__).parent))
+from bench_parsers import parsers_table
 from bench_sse import rates
 from bench_translate import translate_table
 from bench_typescript import typescript_table
@@ -250,7 +251,8 @@ def memory_report(size: int) -> None:
     print(result.stdout.rstrip())
 
 
-TABLES = ("startup", "validators", "decoder", "typescript", "translate", "memory", "check")
+TABLES = ("startup", "validators", "parsers", "decoder", "typescript", "translate", "memory",
+          "check")
 """The tables of a run, in the order they are printed."""
 
 
@@ -277,6 +279,8 @@ def main() -> None:
         import_times(max(args.rounds, 10))
     if "validators" in tables:
         validators_table()
+    if "parsers" in tables:
+        parsers_table()
     if "decoder" in tables:
         decoder_table(args.scale, args.rounds, args.only)
         if args.pure:

@@ -2,8 +2,8 @@
  * the C form of `plainjson.py`, which the decoder and the translators parse each event with.
  *
  * Nearly every event is plain JSON: objects, arrays, strings, integers of a few digits, floats,
- * true, false and null. `parse` builds the value of such a text itself, at about half the cost
- * of `from_json`, and gives any other text to `from_json`: an integer of more than
+ * true, false and null. `parse` builds the value of such a text itself, in less time than
+ * `from_json`, and gives any other text to `from_json`: an integer of more than
  * MAX_INTEGER_DIGITS digits, a float written longer than MAX_FLOAT_CHARACTERS or beyond the
  * largest double, an escaped surrogate not in a pair, nesting deeper than MAX_DEPTH, text that
  * is no JSON or no UTF-8 (so that `from_json` raises what it raises). What it builds is what

@@ -4,7 +4,7 @@ the decoder's parse of each event, and the translators' of each vendor event.
 Installed with a C compiler, the extension module of the same name built from `plainjson.c`
 loads instead of this one (from `_native/`, as the compiled decoder does): it builds the value of
 the plain text nearly every event is (objects, arrays, strings, short integers, floats, true,
-false, null) itself, at about half the cost, and gives any other text to `from_json`. This
+false, null) itself, in less time, and gives any other text to `from_json`. This
 module is the same function where nothing is compiled.
 """
 
