@@ -7,10 +7,12 @@ Each says which modules it measured, compiled or pure.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import orjson
+import polite
 from bench_sse import rates
 from pydantic_core import from_json
 from workloads import deltas, reasoning, tool_call_fragments, tool_calls
@@ -63,4 +65,4 @@ def parsers_table(count: int = 2_000, rounds: int = 7) -> None:
 
 
 if __name__ == "__main__":
-    parsers_table()
+    sys.exit(polite.run(parsers_table))

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import codecs
 import gc
+import sys
 import time
 from collections.abc import Callable, Sequence
 from functools import partial
 
+import polite
 from httpx_sse._decoders import SSEDecoder as HttpxSSEDecoder
 from httpx_sse._decoders import SSELineDecoder as HttpxSSELineDecoder
 from openai._streaming import SSEDecoder as OpenAISSEDecoder
@@ -118,4 +120,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(polite.run(main))

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any
 
 import orjson
+import polite
 from bench_sse import rates
 
 from llm_stream.translate import FORMATS, stream_translator
@@ -172,4 +174,4 @@ def translate_table(tokens: int = 20_000, rounds: int = 7) -> None:
 
 
 if __name__ == "__main__":
-    translate_table()
+    sys.exit(polite.run(translate_table))

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import polite
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "tests"))
 
@@ -205,7 +207,8 @@ STAND_IN_INSTANCES: list[Any] = [
 ]
 
 
-if __name__ == "__main__":
+def main() -> None:
+    """Both tables: the shipped schema's valid events, then the stand-in's invalid one."""
     compare_validators()
     invalid = {**STAND_IN_INSTANCES[0], "seq": "17", "delta": {}}
     compare_validators(
@@ -214,3 +217,7 @@ if __name__ == "__main__":
         [invalid],
         title="stand-in content.delta schema, an invalid event",
     )
+
+
+if __name__ == "__main__":
+    sys.exit(polite.run(main))

@@ -17,6 +17,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import polite
 from memory import stream
 
 
@@ -51,4 +52,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(polite.run(main))

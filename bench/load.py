@@ -38,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import polite
+
 from llm_stream import Decoder, Encoder
 from llm_stream.registry import REQUEST_MEDIA_TYPE
 from llm_stream.translate import OpenAIChatWriter, stream_translator
@@ -368,4 +370,4 @@ async def measure(args: argparse.Namespace, direct_url: str, gateway_url: str,
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(polite.run(main))

@@ -12,6 +12,8 @@ import sys
 import tracemalloc
 from collections.abc import Iterator
 
+import polite
+
 from llm_stream import Decoder
 
 TEXTS = (" caf\u00e9", ' "q"', " \u00fc", " the", "\n", " \u65e5\u672c")
@@ -73,4 +75,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(polite.run(main))

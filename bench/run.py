@@ -27,6 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import orjson
+import polite
 from httpx_sse._decoders import SSEDecoder as HttpxSSEDecoder
 from httpx_sse._decoders import SSELineDecoder as HttpxSSELineDecoder
 from openai._streaming import SSEDecoder as OpenAISSEDecoder
@@ -296,4 +297,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(polite.run(main))
