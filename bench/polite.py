@@ -5,6 +5,7 @@ shell reports SIGINT and SIGPIPE."""
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 from collections.abc import Callable
@@ -21,6 +22,8 @@ def run(main: Callable[[], int | None]) -> int:
         finally:
             sys.stdout.flush()
     except KeyboardInterrupt:
+        # asyncio reports, as it collects them, the tasks the interruption cancelled: noise
+        logging.getLogger("asyncio").setLevel(logging.CRITICAL)
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
     except BrokenPipeError:
